@@ -1,0 +1,43 @@
+import { Hono } from "hono";
+import { csrfGuard, requireSession } from "./auth/session";
+import { authRoutes } from "./console/api/auth";
+import { databaseRoutes } from "./console/api/databases";
+import { tokenRoutes } from "./console/api/tokens";
+import { type AppEnv, type Deps, defaultDeps } from "./http/context";
+import { errorResponse } from "./http/errors";
+import { allowOnly } from "./http/method-guard";
+import { onError } from "./http/on-error";
+import { requestContext } from "./http/request-context";
+
+/**
+ * The Worker's HTTP side. Middleware order: request context (id, config, log line) first, then
+ * per-area guards (CSRF and session for the console, rate limit and token for the API).
+ */
+export function createApp(deps: Deps = defaultDeps) {
+  const app = new Hono<AppEnv>();
+  app.use(requestContext(deps));
+
+  const consoleApi = new Hono<AppEnv>();
+  consoleApi.use(csrfGuard());
+  consoleApi.route("/", authRoutes);
+  consoleApi.use("/tokens/*", requireSession);
+  consoleApi.use("/tokens", requireSession);
+  consoleApi.use("/databases/*", requireSession);
+  consoleApi.use("/databases", requireSession);
+  consoleApi.route("/tokens", tokenRoutes);
+  consoleApi.route("/databases", databaseRoutes);
+  app.route("/console/api", consoleApi);
+
+  allowOnly(app, "/console/api/signup", ["POST"]);
+  allowOnly(app, "/console/api/login", ["POST"]);
+  allowOnly(app, "/console/api/logout", ["POST"]);
+  allowOnly(app, "/console/api/tokens", ["GET", "POST"]);
+  allowOnly(app, "/console/api/tokens/:id", ["DELETE"]);
+  allowOnly(app, "/console/api/databases", ["GET", "POST"]);
+  allowOnly(app, "/console/api/databases/:id", ["DELETE"]);
+  allowOnly(app, "/console/api/databases/:id/sql", ["POST"]);
+
+  app.notFound(() => errorResponse("NOT_FOUND", "There is nothing at this address."));
+  app.onError(onError);
+  return app;
+}

@@ -1,0 +1,100 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { and, eq, gt } from "drizzle-orm";
+import { database } from "../db/client";
+import { sessions } from "../db/schema";
+import type { AppEnv } from "../http/context";
+import { ApiError } from "../http/errors";
+import { randomBytes, sha256Hex, toBase64Url } from "../lib/encoding";
+
+export const SESSION_COOKIE = "session";
+/** Sessions last a week from sign-in. */
+export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /** The signed-in console session: its CSRF token for forms. */
+    session?: { csrfToken: string };
+  }
+}
+
+function isHttps(c: Context): boolean {
+  return new URL(c.req.url).protocol === "https:";
+}
+
+/** Starts a session for the account and sets its cookie (HttpOnly, SameSite=Lax, Secure on https). */
+export async function startSession(c: Context<AppEnv>, accountId: string): Promise<void> {
+  const value = toBase64Url(randomBytes(32));
+  const now = c.get("deps").now();
+  const csrfToken = toBase64Url(randomBytes(24));
+  await database(c.env)
+    .insert(sessions)
+    .values({ idHash: await sha256Hex(value), accountId, csrfToken, createdAt: now, expiresAt: now + SESSION_TTL_MS });
+  setCookie(c, SESSION_COOKIE, value, {
+    httpOnly: true,
+    sameSite: "Lax",
+    secure: isHttps(c),
+    path: "/",
+    maxAge: SESSION_TTL_MS / 1000,
+  });
+  c.set("accountId", accountId);
+  c.set("session", { csrfToken });
+}
+
+/** Ends the current session, if any, and clears its cookie. */
+export async function endSession(c: Context<AppEnv>): Promise<void> {
+  const value = getCookie(c, SESSION_COOKIE);
+  if (value) await database(c.env).delete(sessions).where(eq(sessions.idHash, await sha256Hex(value)));
+  deleteCookie(c, SESSION_COOKIE, { path: "/", secure: isHttps(c) });
+}
+
+/** Loads the session named by the cookie into the context; false when there is none. */
+export async function loadSession(c: Context<AppEnv>): Promise<boolean> {
+  const value = getCookie(c, SESSION_COOKIE);
+  if (!value || value.length > 100) return false;
+  const row = await database(c.env)
+    .select({ accountId: sessions.accountId, csrfToken: sessions.csrfToken })
+    .from(sessions)
+    .where(and(eq(sessions.idHash, await sha256Hex(value)), gt(sessions.expiresAt, c.get("deps").now())))
+    .get();
+  if (!row) return false;
+  c.set("accountId", row.accountId);
+  c.set("session", { csrfToken: row.csrfToken });
+  return true;
+}
+
+/** JSON console routes: a session is required, else 401 UNAUTHORIZED. */
+export const requireSession: MiddlewareHandler<AppEnv> = async function requireSession(c, next) {
+  if (!(await loadSession(c))) throw new ApiError("UNAUTHORIZED", "Sign in to continue.");
+  await next();
+};
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * CSRF protection for state-changing console routes: the request must come from our own origin
+ * (the `Origin` header browsers send on every POST) or carry the session's CSRF token in
+ * `X-CSRF-Token` or the `_csrf` form field.
+ */
+export function csrfGuard(): MiddlewareHandler<AppEnv> {
+  return async function csrfGuard(c, next) {
+    if (SAFE_METHODS.has(c.req.method)) return next();
+    const origin = c.req.header("Origin");
+    const ownOrigin = new URL(c.req.url).origin;
+    if (origin !== undefined) {
+      if (origin === ownOrigin) return next();
+      throw new ApiError("CSRF_REJECTED", "This request came from another site and was refused.");
+    }
+    const expected = c.get("session")?.csrfToken ?? ((await loadSession(c)) ? c.get("session")?.csrfToken : undefined);
+    const given = c.req.header("X-CSRF-Token") ?? (await formCsrfField(c));
+    if (expected && given && (await sha256Hex(given)) === (await sha256Hex(expected))) return next();
+    throw new ApiError("CSRF_REJECTED", "The form expired or came from another site. Reload the page and try again.");
+  };
+}
+
+async function formCsrfField(c: Context): Promise<string | undefined> {
+  const type = c.req.header("Content-Type") ?? "";
+  if (!type.startsWith("application/x-www-form-urlencoded") && !type.startsWith("multipart/form-data")) return undefined;
+  const field = (await c.req.parseBody())["_csrf"];
+  return typeof field === "string" ? field : undefined;
+}

@@ -1,0 +1,108 @@
+import { z } from "zod";
+
+/**
+ * Every setting of the Worker, read from plain environment variables (wrangler.toml `[vars]`,
+ * `.dev.vars` locally) and validated here, in one place. A bad value raises a ConfigError that
+ * names the variable, so the Worker refuses to start instead of failing later.
+ */
+
+const seconds = (name: string, fallback: number, min = 1) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      if (raw === undefined || raw.trim() === "") return fallback;
+      const text = raw.trim();
+      if (!/^\d+$/.test(text)) {
+        ctx.addIssue({ code: "custom", message: `${name} must be a whole number, got "${raw}"` });
+        return z.NEVER;
+      }
+      const value = Number(text);
+      if (!Number.isSafeInteger(value) || value < min) {
+        ctx.addIssue({ code: "custom", message: `${name} must be at least ${min}, got "${raw}"` });
+        return z.NEVER;
+      }
+      return value;
+    });
+
+/** A signing key: `<kid>:<secret>`; the kid is short and URL-safe, the secret at least 32 characters. */
+const SIGNING_KEY = /^([A-Za-z0-9_-]{1,16}):(.{32,})$/;
+
+const ConfigSchema = z.object({
+  EXPORT_COOLDOWN_SECONDS: seconds("EXPORT_COOLDOWN_SECONDS", 300, 0),
+  LINK_TTL_SECONDS: seconds("LINK_TTL_SECONDS", 1800),
+  ARCHIVE_RETENTION_SECONDS: seconds("ARCHIVE_RETENTION_SECONDS", 86400),
+  RATE_LIMIT_PER_MINUTE: seconds("RATE_LIMIT_PER_MINUTE", 120),
+  RATE_LIMIT_BURST: seconds("RATE_LIMIT_BURST", 30),
+  PENDING_RETRY_AFTER_SECONDS: seconds("PENDING_RETRY_AFTER_SECONDS", 2),
+  IN_FLIGHT_RETRY_AFTER_SECONDS: seconds("IN_FLIGHT_RETRY_AFTER_SECONDS", 5),
+  LINK_SIGNING_KEYS: z
+    .string({ message: "LINK_SIGNING_KEYS is not set (run `wrangler secret put LINK_SIGNING_KEYS`)" })
+    .transform((raw, ctx) => {
+      const keys = raw
+        .split(",")
+        .map((part) => part.trim())
+        .filter(Boolean)
+        .map((part) => SIGNING_KEY.exec(part));
+      if (keys.length === 0 || keys.some((m) => m === null)) {
+        ctx.addIssue({
+          code: "custom",
+          message:
+            "LINK_SIGNING_KEYS must be a comma-separated list of <kid>:<secret> (kid: up to 16 of A-Z a-z 0-9 _ -, secret: 32+ characters), newest first",
+        });
+        return z.NEVER;
+      }
+      const parsed = keys.map((m) => ({ kid: m![1]!, secret: m![2]! }));
+      if (new Set(parsed.map((k) => k.kid)).size !== parsed.length) {
+        ctx.addIssue({ code: "custom", message: "LINK_SIGNING_KEYS has two keys with the same kid" });
+        return z.NEVER;
+      }
+      return parsed;
+    }),
+  ENV_ENCRYPTION_KEY: z
+    .string({ message: "ENV_ENCRYPTION_KEY is not set (run `wrangler secret put ENV_ENCRYPTION_KEY`)" })
+    .refine((raw) => /^[A-Za-z0-9+/]{43}=$/.test(raw.trim()), {
+      message: "ENV_ENCRYPTION_KEY must be 32 random bytes in base64 (44 characters)",
+    }),
+});
+
+export type Config = z.output<typeof ConfigSchema>;
+export type SigningKey = Config["LINK_SIGNING_KEYS"][number];
+
+/** The settings with their defaults, as documented in the README's configuration table. */
+export const SETTING_DEFAULTS = {
+  EXPORT_COOLDOWN_SECONDS: 300,
+  LINK_TTL_SECONDS: 1800,
+  ARCHIVE_RETENTION_SECONDS: 86400,
+  RATE_LIMIT_PER_MINUTE: 120,
+  RATE_LIMIT_BURST: 30,
+  PENDING_RETRY_AFTER_SECONDS: 2,
+  IN_FLIGHT_RETRY_AFTER_SECONDS: 5,
+} as const;
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/** Validates raw variables; throws ConfigError with one line per bad variable. */
+export function parseConfig(vars: Record<string, unknown>): Config {
+  const result = ConfigSchema.safeParse(vars);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => {
+    const name = String(issue.path[0] ?? "config");
+    return issue.message.includes(name) ? issue.message : `${name}: ${issue.message}`;
+  });
+  throw new ConfigError(`Invalid configuration:\n  ${lines.join("\n  ")}`);
+}
+
+const cache = new WeakMap<object, Config>();
+
+/** The validated settings of this env, parsed once per env object. */
+export function getConfig(env: Env): Config {
+  let config = cache.get(env);
+  if (!config) {
+    config = parseConfig(env as unknown as Record<string, unknown>);
+    cache.set(env, config);
+  }
+  return config;
+}

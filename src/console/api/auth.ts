@@ -1,0 +1,71 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { eq } from "drizzle-orm";
+import { database } from "../../db/client";
+import { accounts } from "../../db/schema";
+import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../../auth/password";
+import { endSession, startSession } from "../../auth/session";
+import type { AppEnv } from "../../http/context";
+import { ApiError } from "../../http/errors";
+import { readJson } from "../../http/validate";
+
+export const Credentials = z.object({
+  email: z
+    .string({ message: "Enter your email address." })
+    .trim()
+    .toLowerCase()
+    .max(254, "That email address is too long.")
+    .pipe(z.email({ message: "Enter a valid email address." })),
+  password: z
+    .string({ message: "Enter a password." })
+    .min(8, "Use at least 8 characters for the password.")
+    .max(256, "Use at most 256 characters for the password."),
+});
+export type Credentials = z.output<typeof Credentials>;
+
+export const SAME_ANSWER_FOR_BAD_LOGIN = "The email or password is not right.";
+
+/** Creates an account; false when the email is taken. */
+export async function createAccount(env: Env, input: Credentials, now: number, id: string): Promise<boolean> {
+  const passwordHash = await hashPassword(input.password);
+  const inserted = await database(env)
+    .insert(accounts)
+    .values({ id, email: input.email, passwordHash, createdAt: now })
+    .onConflictDoNothing()
+    .returning({ id: accounts.id });
+  return inserted.length === 1;
+}
+
+/** The account id for these credentials, or null; unknown emails cost as much as wrong passwords. */
+export async function checkCredentials(env: Env, input: Credentials): Promise<string | null> {
+  const row = await database(env)
+    .select({ id: accounts.id, passwordHash: accounts.passwordHash })
+    .from(accounts)
+    .where(eq(accounts.email, input.email))
+    .get();
+  const ok = await verifyPassword(input.password, row?.passwordHash ?? DECOY_PASSWORD_HASH);
+  return ok && row ? row.id : null;
+}
+
+export const authRoutes = new Hono<AppEnv>()
+  .post("/signup", async (c) => {
+    const input = await readJson(c, Credentials);
+    const { now, uuid } = c.get("deps");
+    const id = uuid();
+    if (!(await createAccount(c.env, input, now(), id))) {
+      throw new ApiError("CONFLICT", "An account with this email already exists. Sign in instead.");
+    }
+    await startSession(c, id);
+    return c.json({ id, email: input.email });
+  })
+  .post("/login", async (c) => {
+    const input = await readJson(c, Credentials);
+    const id = await checkCredentials(c.env, input);
+    if (!id) throw new ApiError("UNAUTHORIZED", SAME_ANSWER_FOR_BAD_LOGIN);
+    await startSession(c, id);
+    return c.json({ id, email: input.email });
+  })
+  .post("/logout", async (c) => {
+    await endSession(c);
+    return c.json({ success: true });
+  });

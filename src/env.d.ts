@@ -1,0 +1,11 @@
+// Secrets set with `wrangler secret put` (locally in .dev.vars); `wrangler types` does not see them.
+interface Secrets {
+  /** Link signing keys, `<kid>:<secret>` comma-separated, newest first. */
+  LINK_SIGNING_KEYS: string;
+  /** AES-256-GCM key for environment variable values, 32 bytes base64. */
+  ENV_ENCRYPTION_KEY: string;
+}
+interface Env extends Secrets {}
+declare namespace Cloudflare {
+  interface Env extends Secrets {}
+}

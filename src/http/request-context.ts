@@ -1,0 +1,30 @@
+import type { MiddlewareHandler } from "hono";
+import { routePath } from "hono/route";
+import { getConfig } from "../config";
+import type { AppEnv, Deps } from "./context";
+import { log } from "./log";
+
+/**
+ * First middleware of every request: gives it an id (echoed as X-Request-Id), validates the
+ * settings, and writes one log line when the reply is ready. The line names the route pattern,
+ * never the URL, because download URLs carry signatures.
+ */
+export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
+  return async function requestContext(c, next) {
+    const started = performance.now();
+    const requestId = deps.uuid();
+    c.set("requestId", requestId);
+    c.set("deps", deps);
+    c.set("config", getConfig(c.env));
+    await next();
+    c.header("X-Request-Id", requestId);
+    log("info", "request", {
+      request_id: requestId,
+      method: c.req.method,
+      route: routePath(c, -1),
+      status: c.res.status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      account_id: c.get("accountId"),
+    });
+  };
+}

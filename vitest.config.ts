@@ -1,0 +1,27 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+/** Unit and integration tests, run inside workerd with the Worker's real bindings. */
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("./migrations");
+  return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            // Test-only secrets; real ones come from `wrangler secret put`.
+            LINK_SIGNING_KEYS: "k2:test-signing-key-2-0123456789abcdefghijkl,k1:test-signing-key-1-0123456789abcdefghijkl",
+            ENV_ENCRYPTION_KEY: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+          },
+        },
+      }),
+    ],
+    test: {
+      include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"],
+      setupFiles: ["./test/setup.ts"],
+      silent: "passed-only",
+    },
+  };
+});
