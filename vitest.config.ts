@@ -21,7 +21,7 @@ export default defineConfig(async () => {
     test: {
       include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
-      silent: "passed-only",
+      silent: "passed-only" as const,
     },
   };
 });

@@ -16,6 +16,7 @@ import { requestContext } from "./http/request-context";
 export function createApp(deps: Deps = defaultDeps) {
   const app = new Hono<AppEnv>();
   app.use(requestContext(deps));
+  app.get("/healthz", (c) => c.json({ ok: true }));
 
   const consoleApi = new Hono<AppEnv>();
   consoleApi.use(csrfGuard());

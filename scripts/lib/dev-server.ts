@@ -1,0 +1,141 @@
+/**
+ * Starting the Worker locally with `wrangler dev` (local D1, R2, Durable Objects and Queues on
+ * disk): used by `npm start`, the end-to-end tests and the benchmarks, so all three run the
+ * Worker the same way.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
+
+/** Secrets the Worker needs; generated for local runs when `.dev.vars` lacks them. */
+export function generateSecrets(): Record<"LINK_SIGNING_KEYS" | "ENV_ENCRYPTION_KEY", string> {
+  return {
+    LINK_SIGNING_KEYS: `local1:${randomBytes(32).toString("base64url")}`,
+    ENV_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+  };
+}
+
+/** Adds generated secrets to `.dev.vars` for any that are missing; returns the names added. */
+export function ensureDevVars(path = join(ROOT, ".dev.vars")): string[] {
+  const existing = existsSync(path) ? readFileSync(path, "utf8") : "";
+  const have = new Set(existing.split("\n").map((line) => line.split("=")[0]!.trim()));
+  const added = Object.entries(generateSecrets()).filter(([name]) => !have.has(name));
+  if (added.length > 0) {
+    const lines = added.map(([name, value]) => `${name}="${value}"`).join("\n");
+    const prefix = existing === "" ? "# Local settings and secrets for `wrangler dev` (not committed).\n" : existing.endsWith("\n") ? "" : "\n";
+    writeFileSync(path, existing + prefix + lines + "\n", { mode: 0o600 });
+  }
+  return added.map(([name]) => name);
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => ok(port));
+    });
+  });
+}
+
+export interface DevServerOptions {
+  port?: number;
+  /** Where local D1, R2 and Durable Object data live (wrangler's `--persist-to`). */
+  persistTo?: string;
+  /** Extra variables (`--var`), overriding wrangler.toml and `.dev.vars`. */
+  vars?: Record<string, string>;
+  /** Show wrangler's own output (npm start) or keep it for error reports (tests). */
+  inheritOutput?: boolean;
+}
+
+export interface DevServer {
+  url: string;
+  port: number;
+  process: ChildProcess;
+  /** wrangler's output so far, for failure reports. */
+  output: () => string;
+  stop: () => Promise<void>;
+}
+
+/** Applies the D1 migrations to the local database. */
+export async function applyLocalMigrations(persistTo?: string): Promise<void> {
+  const args = ["d1", "migrations", "apply", "DB", "--local", ...(persistTo ? ["--persist-to", persistTo] : [])];
+  await promisify(execFile)(WRANGLER, args, { cwd: ROOT, env: { ...process.env, CI: "1" } });
+}
+
+/** Applies migrations, starts `wrangler dev` and resolves once the Worker answers. */
+export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+  await applyLocalMigrations(options.persistTo);
+  const port = options.port ?? (await freePort());
+  const inspectorPort = await freePort();
+  const args = [
+    "dev",
+    "--ip", "127.0.0.1",
+    "--port", String(port),
+    "--inspector-port", String(inspectorPort),
+    "--show-interactive-dev-session=false",
+    ...(options.persistTo ? ["--persist-to", options.persistTo] : []),
+    ...Object.entries(options.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+  ];
+  const child = spawn(WRANGLER, args, {
+    cwd: ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+    stdio: options.inheritOutput ? ["ignore", "inherit", "inherit"] : ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  child.stdout?.on("data", (d) => (output += d));
+  child.stderr?.on("data", (d) => (output += d));
+  const url = `http://localhost:${port}`;
+  const server: DevServer = {
+    url,
+    port,
+    process: child,
+    output: () => output,
+    stop: () => stopProcessGroup(child),
+  };
+  await waitUntilReady(server, 90_000);
+  return server;
+}
+
+async function waitUntilReady(server: DevServer, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (server.process.exitCode !== null) {
+      throw new Error(`wrangler dev exited with code ${server.process.exitCode}:\n${server.output()}`);
+    }
+    try {
+      const res = await fetch(`${server.url}/healthz`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await server.stop();
+  throw new Error(`wrangler dev did not answer within ${timeoutMs / 1000} s:\n${server.output()}`);
+}
+
+/** Stops wrangler and the workerd it started (they share a process group). */
+function stopProcessGroup(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.pid === undefined) return Promise.resolve();
+  return new Promise((ok) => {
+    const timer = setTimeout(() => {
+      try { process.kill(-child.pid!, "SIGKILL"); } catch { /* already gone */ }
+    }, 5000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      ok();
+    });
+    try { process.kill(-child.pid!, "SIGTERM"); } catch { ok(); }
+  });
+}

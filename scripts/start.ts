@@ -1,0 +1,40 @@
+/**
+ * `npm start`: runs the Worker locally with `wrangler dev` on http://localhost:8787 (PORT to
+ * change it), with local migrations applied, secrets generated into `.dev.vars` when missing,
+ * and the demo account seeded. Prints a banner with everything needed to try the API.
+ */
+import { ensureDevVars, startDevServer } from "./lib/dev-server";
+import { seedDemo } from "./lib/seed";
+
+const port = Number(process.env.PORT ?? 8787);
+const added = ensureDevVars();
+if (added.length > 0) console.log(`Generated local secrets in .dev.vars: ${added.join(", ")}`);
+
+const server = await startDevServer({ port, persistTo: process.env.PERSIST_TO, inheritOutput: true });
+const stop = () => void server.stop().then(() => process.exit(0));
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
+server.process.on("exit", (code) => process.exit(code ?? 0));
+
+try {
+  const demo = await seedDemo(server.url);
+  console.log(`
+────────────────────────────────────────────────────────────────────────
+ Control plane running at ${server.url}
+
+ Console:   ${server.url}/console
+ Login:     ${demo.email} / ${demo.password}
+ API docs:  ${server.url}/docs
+
+API token: ${demo.token}
+Database: ${demo.databaseId}
+
+ Start an export (the reply holds the signed download link):
+   curl -sS -X POST -H "Authorization: Bearer ${demo.token}" ${server.url}/api/v1/dbs/${demo.databaseId}/export
+
+ Press Ctrl+C to stop.
+────────────────────────────────────────────────────────────────────────
+`);
+} catch (err) {
+  console.error(`The Worker started but the demo account could not be seeded: ${(err as Error).message}`);
+}

@@ -1,0 +1,63 @@
+import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { ROOT, freePort } from "../../scripts/lib/dev-server";
+
+/** Runs `npm start` until its banner is out; returns the banner lines and a stop function. */
+async function npmStart(port: number, persistTo: string) {
+  const child = spawn("npm", ["start"], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), PERSIST_TO: persistTo },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  child.stderr.on("data", (d) => (out += d));
+  const deadline = Date.now() + 120_000;
+  while (!/Press Ctrl\+C to stop/.test(out)) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no banner:\n${out}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const stop = () =>
+    new Promise<void>((ok) => {
+      child.once("exit", () => ok());
+      process.kill(-child.pid!, "SIGINT");
+    });
+  return { out, stop };
+}
+
+describe("npm start", () => {
+  const persistTo = mkdtempSync(join(tmpdir(), "control-plane-start-"));
+  afterAll(() => rmSync(persistTo, { recursive: true, force: true }));
+
+  it("prints a banner whose curl command reaches the Worker, and reuses the demo account", async () => {
+    const port = await freePort();
+    const first = await npmStart(port, persistTo);
+    try {
+      expect(first.out).toContain(`http://localhost:${port}/console`);
+      expect(first.out).toContain("demo@example.com");
+      const token = /^API token: (dbx_\w+)$/m.exec(first.out)?.[1];
+      const database = /^Database: ([0-9a-f-]{36})$/m.exec(first.out)?.[1];
+      expect(token).toBeDefined();
+      expect(database).toBeDefined();
+      const curlLine = /^\s+(curl .*\/export)$/m.exec(first.out)?.[1];
+      expect(curlLine).toContain(database);
+      // The banner's own command, run by the shell as a person would paste it.
+      const { stdout } = await promisify(execFile)("bash", ["-c", `${curlLine} -o /dev/null -w '%{http_code}'`]);
+      expect(["200", "404", "429"]).toContain(stdout);
+      expect(stdout).not.toBe("500");
+      await first.stop();
+
+      const second = await npmStart(port, persistTo);
+      await second.stop();
+      expect(/^Database: ([0-9a-f-]{36})$/m.exec(second.out)?.[1]).toBe(database);
+      expect(/^API token: (dbx_\w+)$/m.exec(second.out)?.[1]).not.toBe(token);
+    } finally {
+      await first.stop().catch(() => {});
+    }
+  });
+});
