@@ -1,0 +1,58 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, SETTING_DEFAULTS, parseConfig } from "../../src/config";
+
+const secrets = {
+  LINK_SIGNING_KEYS: "k1:0123456789abcdef0123456789abcdef",
+  ENV_ENCRYPTION_KEY: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+};
+
+describe("parseConfig", () => {
+  it("applies the documented defaults when variables are absent", () => {
+    const config = parseConfig(secrets);
+    expect(config).toMatchObject(SETTING_DEFAULTS);
+    expect(SETTING_DEFAULTS).toEqual({
+      EXPORT_COOLDOWN_SECONDS: 300,
+      LINK_TTL_SECONDS: 1800,
+      ARCHIVE_RETENTION_SECONDS: 86400,
+      RATE_LIMIT_PER_MINUTE: 120,
+      RATE_LIMIT_BURST: 30,
+      PENDING_RETRY_AFTER_SECONDS: 2,
+      IN_FLIGHT_RETRY_AFTER_SECONDS: 5,
+    });
+  });
+
+  it("reads overrides as whole numbers", () => {
+    expect(parseConfig({ ...secrets, LINK_TTL_SECONDS: "60", EXPORT_COOLDOWN_SECONDS: "0" })).toMatchObject({
+      LINK_TTL_SECONDS: 60,
+      EXPORT_COOLDOWN_SECONDS: 0,
+    });
+  });
+
+  it("parses signing keys newest first", () => {
+    const config = parseConfig({ ...secrets, LINK_SIGNING_KEYS: "new:" + "n".repeat(32) + ", old:" + "o".repeat(40) });
+    expect(config.LINK_SIGNING_KEYS).toEqual([
+      { kid: "new", secret: "n".repeat(32) },
+      { kid: "old", secret: "o".repeat(40) },
+    ]);
+  });
+
+  it.each<[string, Record<string, string>, RegExp]>([
+    ["a word", { LINK_TTL_SECONDS: "soon" }, /LINK_TTL_SECONDS must be a whole number, got "soon"/],
+    ["a fraction", { RATE_LIMIT_BURST: "1.5" }, /RATE_LIMIT_BURST must be a whole number/],
+    ["a negative number", { PENDING_RETRY_AFTER_SECONDS: "-1" }, /PENDING_RETRY_AFTER_SECONDS must be a whole number/],
+    ["zero where at least 1 is needed", { RATE_LIMIT_PER_MINUTE: "0" }, /RATE_LIMIT_PER_MINUTE must be at least 1/],
+    ["a missing signing key", { LINK_SIGNING_KEYS: undefined as unknown as string }, /LINK_SIGNING_KEYS is not set/],
+    ["a short signing secret", { LINK_SIGNING_KEYS: "k1:short" }, /LINK_SIGNING_KEYS must be a comma-separated list/],
+    ["a duplicate kid", { LINK_SIGNING_KEYS: `a:${"x".repeat(32)},a:${"y".repeat(32)}` }, /same kid/],
+    ["a bad encryption key", { ENV_ENCRYPTION_KEY: "abc" }, /ENV_ENCRYPTION_KEY must be 32 random bytes/],
+  ])("stops on %s, naming the variable", (_, override, message) => {
+    expect(() => parseConfig({ ...secrets, ...override })).toThrow(ConfigError);
+    expect(() => parseConfig({ ...secrets, ...override })).toThrow(message);
+  });
+
+  it("lists every bad variable at once", () => {
+    expect(() => parseConfig({ ...secrets, LINK_TTL_SECONDS: "x", RATE_LIMIT_BURST: "y" })).toThrow(
+      /LINK_TTL_SECONDS[\s\S]*RATE_LIMIT_BURST/,
+    );
+  });
+});
