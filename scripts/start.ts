@@ -10,7 +10,10 @@ const port = Number(process.env.PORT ?? 8787);
 const added = ensureDevVars();
 if (added.length > 0) console.log(`Generated local secrets in .dev.vars: ${added.join(", ")}`);
 
-const server = await startDevServer({ port, persistTo: process.env.PERSIST_TO, inheritOutput: true });
+const server = await startDevServer({ port, persistTo: process.env.PERSIST_TO, inheritOutput: true }).catch((err: Error) => {
+  console.error(`\n${err.message}`);
+  process.exit(1);
+});
 const stop = () => void server.stop().then(() => process.exit(0));
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);

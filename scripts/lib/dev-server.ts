@@ -89,12 +89,19 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const child = spawn(WRANGLER, args, {
     cwd: ROOT,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-    stdio: options.inheritOutput ? ["ignore", "inherit", "inherit"] : ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
   let output = "";
-  child.stdout?.on("data", (d) => (output += d));
-  child.stderr?.on("data", (d) => (output += d));
+  // Keep the output for failure reports; npm start also shows it as it comes.
+  child.stdout.on("data", (d) => {
+    output += d;
+    if (options.inheritOutput) process.stdout.write(d);
+  });
+  child.stderr.on("data", (d) => {
+    output += d;
+    if (options.inheritOutput) process.stderr.write(d);
+  });
   const url = `http://localhost:${port}`;
   const server: DevServer = {
     url,
@@ -110,6 +117,12 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
 async function waitUntilReady(server: DevServer, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
+    const plain = server.output().replace(/\x1b\[[0-9;]*m/g, "");
+    const configError = /Invalid configuration:[\s\S]*?(?=\n\s*at )/.exec(plain);
+    if (configError || /The Workers runtime failed to start/.test(server.output())) {
+      await server.stop();
+      throw new Error(configError ? `The Worker refused to start. ${configError[0].replace(/\n\s*\n/g, "\n").trim()}` : `The Worker failed to start:\n${server.output()}`);
+    }
     if (server.process.exitCode !== null) {
       throw new Error(`wrangler dev exited with code ${server.process.exitCode}:\n${server.output()}`);
     }

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
-import { ROOT, freePort } from "../../scripts/lib/dev-server";
+import { ROOT, freePort, generateSecrets, startDevServer } from "../../scripts/lib/dev-server";
 
 /** Runs `npm start` until its banner is out; returns the banner lines and a stop function. */
 async function npmStart(port: number, persistTo: string) {
@@ -58,6 +58,19 @@ describe("npm start", () => {
       expect(/^API token: (dbx_\w+)$/m.exec(second.out)?.[1]).not.toBe(token);
     } finally {
       await first.stop().catch(() => {});
+    }
+  });
+});
+
+describe("a bad setting", () => {
+  it("stops the Worker at start-up with a message naming the variable", async () => {
+    const persistTo = mkdtempSync(join(tmpdir(), "control-plane-badvar-"));
+    try {
+      await expect(startDevServer({ persistTo, vars: { ...generateSecrets(), RATE_LIMIT_BURST: "lots" } })).rejects.toThrow(
+        /Worker refused to start\. Invalid configuration:\s+RATE_LIMIT_BURST must be a whole number, got "lots"/,
+      );
+    } finally {
+      rmSync(persistTo, { recursive: true, force: true });
     }
   });
 });
