@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ConsoleClient, uniqueEmail } from "./helpers";
+
+/** Every line the Worker logs while `work` runs. */
+async function captureLogs(work: () => Promise<void>): Promise<string[]> {
+  const lines: string[] = [];
+  for (const level of ["log", "warn", "error", "info", "debug"] as const) {
+    vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
+  }
+  await work();
+  return lines;
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("request logs", () => {
+  it("write one JSON line per request with route pattern, status, duration, request id and account", async () => {
+    const client = new ConsoleClient();
+    let requestId = "";
+    const lines = await captureLogs(async () => {
+      await client.json("POST", "/console/api/signup", { email: uniqueEmail(), password: "correct horse battery" });
+      const res = await client.call("GET", "/console/api/databases");
+      requestId = res.headers.get("X-Request-Id")!;
+    });
+    const entries = lines.map((l) => JSON.parse(l));
+    expect(entries).toHaveLength(2);
+    expect(entries[1]).toEqual({
+      level: "info",
+      msg: "request",
+      request_id: requestId,
+      method: "GET",
+      route: "/console/api/databases",
+      status: 200,
+      duration_ms: expect.any(Number),
+      account_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+  });
+
+  it("never hold a password, token, cookie or SQL parameter value", async () => {
+    const client = new ConsoleClient();
+    const password = "Sup3r-Secret-Passphrase";
+    const secrets: string[] = [password];
+    const lines = await captureLogs(async () => {
+      await client.json("POST", "/console/api/signup", { email: uniqueEmail(), password });
+      secrets.push(client.cookie.split("=")[1]!);
+      const { token } = await client.json("POST", "/console/api/tokens", { name: "t" });
+      secrets.push(token);
+      const db = await client.json("POST", "/console/api/databases", { name: "d" });
+      await client.json("POST", `/console/api/databases/${db.id}/sql`, { sql: "SELECT ?", params: ["param-value-4711"] });
+      secrets.push("param-value-4711");
+      await client.call("POST", "/console/api/login", { email: uniqueEmail(), password });
+      await client.call("POST", `/console/api/databases/${db.id}/sql`, { sql: "SELECT * FROM nowhere WHERE x = ?", params: ["param-value-4711"] });
+    });
+    expect(lines.length).toBeGreaterThan(5);
+    for (const secret of secrets) {
+      for (const line of lines) expect(line).not.toContain(secret);
+    }
+  });
+});
