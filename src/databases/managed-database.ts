@@ -1,4 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
+import { dumpStream } from "./dump";
+import { WriteHold } from "./write-hold";
 import { splitStatements } from "./split-sql";
 import { fromBase64, toBase64 } from "../lib/encoding";
 
@@ -17,6 +19,12 @@ export interface StatementResult {
 export type ExecuteOutcome =
   | { ok: true; results: StatementResult[] }
   | { ok: false; error: string; statement: number };
+
+/**
+ * A dump whose reader asks for nothing for this long is abandoned, so a reader that died cannot
+ * keep the database's SQL calls waiting. Longer than one archive part takes to upload.
+ */
+export const DUMP_IDLE_TIMEOUT_MS = 120_000;
 
 /** At most this many rows of one statement go back to the console. */
 export const MAX_RESULT_ROWS = 1000;
@@ -45,11 +53,28 @@ function sizeOf(value: SqlOutValue): number {
  * it over RPC to run SQL from the console and to stream a dump for exports.
  */
 export class ManagedDatabase extends DurableObject<Env> {
+  readonly #hold = new WriteHold();
+
   /**
    * Runs one or more statements as one transaction: all of them apply or none does.
-   * Parameters bind to a single statement only.
+   * Parameters bind to a single statement only. While a dump is being read the call waits,
+   * so the dump is one consistent snapshot.
    */
-  execute(sql: string, params: SqlValue[] = []): ExecuteOutcome {
+  async execute(sql: string, params: SqlValue[] = []): Promise<ExecuteOutcome> {
+    await this.#hold.wait();
+    return this.#run(sql, params);
+  }
+
+  /**
+   * The whole database as SQL text (see dump.ts), read a piece at a time. SQL calls wait until
+   * the reader has finished, cancelled, or left the stream idle for DUMP_IDLE_TIMEOUT_MS.
+   */
+  dump(): ReadableStream<Uint8Array> {
+    const release = this.#hold.acquire();
+    return dumpStream(this.ctx.storage.sql, { onDone: release, idleTimeoutMs: DUMP_IDLE_TIMEOUT_MS });
+  }
+
+  #run(sql: string, params: SqlValue[]): ExecuteOutcome {
     const statements = splitStatements(sql);
     if (statements.length === 0) return { ok: false, error: "There is no SQL statement to run.", statement: 0 };
     if (params.length > 0 && statements.length > 1) {

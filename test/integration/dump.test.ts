@@ -1,0 +1,142 @@
+import { describe, expect, it } from "vitest";
+import { DUMP_CHUNK_CHARS, dumpStream } from "../../src/databases/dump";
+import { freshDatabase, readText, restoreDump, runSql, snapshot, withSql } from "./dump-helpers";
+
+/** Every storage class at its edges, identifiers that need quoting, and every kind of schema object. */
+const SAMPLE = `
+CREATE TABLE kinds (id INTEGER PRIMARY KEY, i INTEGER, r REAL, t TEXT, b BLOB, n);
+INSERT INTO kinds VALUES
+  (1, 9223372036854775807, 0.1, 'it''s "quoted"', X'00FF10', NULL),
+  (2, -9223372036854775808, 1e308, 'line one' || char(10) || 'line two' || char(13), X'', NULL),
+  (3, 0, 5e-324, 'Zoë 日本語 🎉', NULL, 1.5),
+  (4, -1, -2.5e-10, '', X'DEADBEEF', 'x'),
+  (5, 2, 1.0, 'semi;colon -- not a comment', NULL, 1e-7),
+  (6, 3, 123456789012345678.0, 'end', NULL, -0.0);
+CREATE TABLE "weird ""name"" table" ("select" TEXT, "a b" INTEGER, "rowid" TEXT);
+INSERT INTO "weird ""name"" table" VALUES ('from', 1, 'not the rowid'), ('where', 2, NULL);
+CREATE TABLE empty_one (x TEXT);
+CREATE TABLE counters (id INTEGER PRIMARY KEY AUTOINCREMENT, label TEXT);
+INSERT INTO counters (label) VALUES ('a'), ('b'), ('c');
+DELETE FROM counters WHERE id = 3;
+CREATE TABLE pairs (k1 TEXT, k2 INTEGER, v BLOB, PRIMARY KEY (k1, k2)) WITHOUT ROWID;
+INSERT INTO pairs VALUES ('a', 9223372036854775807, X'01'), ('a', -9223372036854775808, X'02'), ('b''c', 0, NULL);
+CREATE TABLE shapes (w REAL, h REAL, area REAL GENERATED ALWAYS AS (w * h) STORED, half REAL AS (w / 2));
+INSERT INTO shapes (w, h) VALUES (2, 3.5), (0.1, 0.2);
+CREATE TABLE audit (id INTEGER PRIMARY KEY, what TEXT);
+CREATE TRIGGER kinds_audit AFTER INSERT ON kinds BEGIN INSERT INTO audit (what) VALUES ('inserted; "kinds"'); END;
+INSERT INTO kinds (id, t) VALUES (7, 'fires the trigger once');
+CREATE INDEX kinds_t ON kinds (t);
+CREATE UNIQUE INDEX "weird idx" ON "weird ""name"" table" ("a b");
+CREATE VIEW big AS SELECT id, r FROM kinds WHERE r > 1;
+CREATE VIRTUAL TABLE notes USING fts5(body);
+INSERT INTO notes (body) VALUES ('full text one'), ('full text two');
+`;
+
+describe("database dump", () => {
+  it("restores every value, type and schema object exactly", async () => {
+    const source = freshDatabase();
+    await runSql(source.stub, SAMPLE);
+    const { text } = await readText(await source.stub.dump());
+
+    const copy = freshDatabase();
+    await restoreDump(copy.stub, text);
+    const [before, after] = [await snapshot(source.stub), await snapshot(copy.stub)];
+    expect(after.schema).toEqual(before.schema);
+    expect(after.rows).toEqual(before.rows);
+    // The trigger fired once in the source and must not fire again on restore.
+    expect(after.rows["audit"]).toEqual(["1|'inserted; \"kinds\"'"]);
+    expect(after.rows["sqlite_sequence"]).toEqual(["'counters'|3"]);
+    expect(after.rows["kinds"]).toContain("1|9223372036854775807|0.1|'it''s \"quoted\"'|X'00FF10'|NULL");
+  });
+
+  it("writes schema first, rows as INSERTs, triggers last, all in one transaction", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, SAMPLE);
+    const { text } = await readText(await db.stub.dump());
+    const lines = text.split("\n");
+    expect(lines.slice(0, 3)).toEqual(["PRAGMA foreign_keys=OFF;", "BEGIN TRANSACTION;", "CREATE TABLE kinds (id INTEGER PRIMARY KEY, i INTEGER, r REAL, t TEXT, b BLOB, n);"]);
+    expect(text.endsWith("COMMIT;\n")).toBe(true);
+    const at = (needle: string) => text.indexOf(needle);
+    expect(at("CREATE INDEX kinds_t")).toBeGreaterThan(at("CREATE VIRTUAL TABLE notes"));
+    expect(at("CREATE VIEW big")).toBeGreaterThan(at("CREATE INDEX kinds_t"));
+    expect(at("\nINSERT INTO")).toBeGreaterThan(at("CREATE VIEW big"));
+    expect(at("CREATE TRIGGER kinds_audit")).toBeGreaterThan(text.lastIndexOf("\nINSERT INTO"));
+    expect(text).toContain(`INSERT INTO "weird ""name"" table"("select","a b","rowid") VALUES('from',1,'not the rowid');`);
+    expect(text).toContain(`INSERT INTO "shapes"("w","h") VALUES(2.0,3.5);`);
+    expect(text).toContain(`INSERT INTO "notes"("body") VALUES('full text one');`);
+    expect(text).not.toMatch(/notes_(data|idx|content|docsize|config)/);
+    expect(text).not.toMatch(/_cf_/);
+  });
+
+  it("dumps an empty database as a valid empty transaction", async () => {
+    const db = freshDatabase();
+    const { text } = await readText(await db.stub.dump());
+    expect(text).toBe("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\nCOMMIT;\n");
+  });
+
+  it("walks thousands of rows in bounded pieces", async () => {
+    const source = freshDatabase();
+    await runSql(
+      source.stub,
+      `CREATE TABLE big (id INTEGER PRIMARY KEY, payload TEXT);
+       WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 6000)
+       INSERT INTO big SELECT x * 1000003, hex(randomblob(100)) FROM n;
+       CREATE TABLE keyed (v TEXT, k0 INTEGER, PRIMARY KEY (v, k0)) WITHOUT ROWID;
+       WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 2500)
+       INSERT INTO keyed SELECT 'k' || (x % 7), x FROM n;
+       CREATE TABLE hidden_rowid (rowid TEXT, _rowid_ TEXT, n INTEGER);
+       WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 1200)
+       INSERT INTO hidden_rowid SELECT 'r' || x, 'q' || x, x FROM n;`,
+    );
+    const { text, chunks } = await readText(await source.stub.dump());
+    expect(chunks.length).toBeGreaterThan(5);
+    expect(Math.max(...chunks)).toBeLessThan(DUMP_CHUNK_CHARS + 1000);
+    const copy = freshDatabase();
+    await restoreDump(copy.stub, text);
+    const after = await snapshot(copy.stub);
+    expect(after.rows["big"]).toHaveLength(6000);
+    expect(after.rows["keyed"]).toHaveLength(2500);
+    expect(after.rows["hidden_rowid"]).toHaveLength(1200);
+    expect(after).toEqual(await snapshot(source.stub));
+  });
+
+  it("holds SQL calls while a dump is read, so the dump is one snapshot", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);");
+    const reader = (await db.stub.dump()).getReader();
+    await reader.read();
+    let written = false;
+    const write = db.stub.execute("INSERT INTO t VALUES (2)").then(() => (written = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(written).toBe(false);
+    let rest = "";
+    for (let next = await reader.read(); !next.done; next = await reader.read()) rest += new TextDecoder().decode(next.value);
+    expect(rest).toContain(`INSERT INTO "t"("x") VALUES(1);`);
+    expect(rest).not.toContain("VALUES(2)");
+    await write;
+    expect(written).toBe(true);
+  });
+
+  it("lets SQL calls go on when the reader cancels", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE TABLE t (x INTEGER);");
+    const reader = (await db.stub.dump()).getReader();
+    await reader.read();
+    await reader.cancel();
+    expect(await db.stub.execute("INSERT INTO t VALUES (3)")).toMatchObject({ ok: true });
+  });
+
+  it("fails a dump whose reader went idle and lets go of the hold", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);");
+    const outcome = await withSql(db.stub, async (sql) => {
+      let released = false;
+      const reader = dumpStream(sql, { idleTimeoutMs: 20, onDone: () => (released = true) }).getReader();
+      await reader.read();
+      await new Promise((r) => setTimeout(r, 60));
+      const error = await reader.read().then(() => null, (err: Error) => err.message);
+      return { released, error };
+    });
+    expect(outcome).toEqual({ released: true, error: "The dump reader was idle for 20 ms." });
+  });
+});
