@@ -1,4 +1,77 @@
 import { DurableObject } from "cloudflare:workers";
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "./context";
+import { ApiError } from "./errors";
+import { type GcraDecision, gcra, type RatePolicy, rateLimitHeaders, recoverySeconds } from "./gcra";
 
-/** One per caller: GCRA state for the API's call-rate limit. */
-export class RateLimiter extends DurableObject<Env> {}
+const TAT_KEY = "tat";
+
+/**
+ * One per caller (named by the caller key): the GCRA state of the API's call-rate limit.
+ * Calls to one object run one at a time and `take` does no I/O besides its own storage, so the
+ * read-decide-write below cannot interleave with another call.
+ */
+export class RateLimiter extends DurableObject<Env> {
+  /**
+   * Spends one call of this caller's allowance at `now` (Unix ms, from the Worker's injectable
+   * clock, so tests move it) under `policy`; a refused call spends nothing.
+   */
+  async take(input: { now: number; policy: RatePolicy }): Promise<GcraDecision> {
+    const decision = gcra(this.ctx.storage.kv.get<number>(TAT_KEY) ?? null, input.now, input.policy);
+    if (decision.allowed) {
+      this.ctx.storage.kv.put(TAT_KEY, decision.tat);
+      // Once a caller has been quiet long enough to have its whole burst back, its state says
+      // nothing a fresh object would not; dropping it keeps one-off callers (client addresses)
+      // from leaving storage behind forever.
+      await this.ctx.storage.setAlarm(Date.now() + recoverySeconds(input.policy) * 1000);
+    }
+    return decision;
+  }
+
+  override async alarm(): Promise<void> {
+    await this.ctx.storage.deleteAll();
+  }
+}
+
+/** Names the caller a request is counted against, e.g. `account:<id>` or `ip:<address>`. */
+export type CallerKey = (c: Context<AppEnv>) => string | Promise<string>;
+
+/** The caller is the account; use after `bearerAuth()`, which sets it. */
+export const accountCaller: CallerKey = (c) => {
+  const accountId = c.get("accountId");
+  if (!accountId) throw new Error("accountCaller used before the account is known");
+  return accountKey(accountId);
+};
+
+/** The caller is the client address Cloudflare saw (`CF-Connecting-IP`). */
+export const addressCaller: CallerKey = (c) => `ip:${c.req.header("CF-Connecting-IP") ?? "unknown"}`;
+
+/** The key for an account, for callers that learn the account some other way (a signed link). */
+export const accountKey = (accountId: string) => `account:${accountId}`;
+
+/**
+ * The per-caller call-rate limit (RATE_LIMIT_PER_MINUTE, RATE_LIMIT_BURST): over it, 429
+ * RATE_LIMIT_EXCEEDED with an integer `Retry-After` that is exactly when the next call passes.
+ * Every reply that passed through it, error or not, carries `RateLimit-Policy` and `RateLimit`.
+ */
+export function rateLimit(callerKey: CallerKey): MiddlewareHandler<AppEnv> {
+  return async function rateLimit(c, next) {
+    const config = c.get("config");
+    const policy = { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST };
+    const key = await callerKey(c);
+    const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(key));
+    const decision = await limiter.take({ now: c.get("deps").now(), policy });
+    const headers = rateLimitHeaders(decision, policy);
+    if (!decision.allowed) {
+      const wait = decision.retryAfterSeconds;
+      throw new ApiError(
+        "RATE_LIMIT_EXCEEDED",
+        `Too many calls. Wait ${wait} second${wait === 1 ? "" : "s"} before calling again.`,
+        { headers: { ...headers, "Retry-After": String(wait) } },
+      );
+    }
+    await next();
+    // Errors thrown further in have already become c.res by now (Hono's compose), so this covers them too.
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
+  };
+}
