@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { createApiV1 } from "./api/v1";
 import { csrfGuard, requireSession } from "./auth/session";
 import { authRoutes } from "./console/api/auth";
 import { databaseRoutes } from "./console/api/databases";
@@ -37,6 +38,11 @@ export function createApp(deps: Deps = defaultDeps) {
   allowOnly(app, "/console/api/databases", ["GET", "POST"]);
   allowOnly(app, "/console/api/databases/:id", ["DELETE"]);
   allowOnly(app, "/console/api/databases/:id/sql", ["POST"]);
+
+  app.route("/", createApiV1());
+  allowOnly(app, "/api/v1/dbs/:id/export", ["POST"]);
+  allowOnly(app, "/api/v1/openapi.json", ["GET"]);
+  allowOnly(app, "/docs", ["GET"]);
 
   app.notFound(() => errorResponse("NOT_FOUND", "There is nothing at this address."));
   app.onError(onError);

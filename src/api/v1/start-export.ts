@@ -1,0 +1,116 @@
+import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
+import { bearerAuth } from "../../auth/bearer";
+import { createDownloadLink } from "../../auth/links";
+import { getOwnedDatabase } from "../../databases/service";
+import { exportGate } from "../../exports/export-gate";
+import type { AppEnv } from "../../http/context";
+import { ApiError } from "../../http/errors";
+import { accountCaller, rateLimit } from "../../http/rate-limiter";
+import { errorReply, rateLimitFields, retryAfter, uuidPathParam } from "./schemas";
+
+/** SPEC.md endpoint 1: `POST /api/v1/dbs/{id}/export`. */
+
+export const StartExportReply = z.object({
+  url: z.url().openapi({
+    description: "Complete download link for this export, including the `exp` and `sig` query parameters. Store and request it verbatim.",
+    example:
+      "https://api.example.com/api/v1/dbs/0b8f1a4e-3c2d-4e5f-8a9b-0c1d2e3f4a5b/exports/7e6d5c4b-3a29-4817-a6b5-c4d3e2f1a0b9/download?exp=1900000000&sig=AmsyN2m1...",
+  }),
+  expires_at: z.iso.datetime().openapi({ description: "Moment the link stops working (ISO 8601, UTC).", example: "2030-03-17T10:30:00.000Z" }),
+});
+export type StartExportReply = z.infer<typeof StartExportReply>;
+
+export const startExportRoute = createRoute({
+  method: "post",
+  path: "/api/v1/dbs/{id}/export",
+  operationId: "startExport",
+  tags: ["Exports"],
+  summary: "Start a database export",
+  description: [
+    "Starts a fresh export of one of your databases and returns a signed, short-lived download link at once; the export runs after the reply.",
+    "Poll the link: it answers 503 while the export is prepared, then serves the archive. No request body is read.",
+    "At most one export per database runs at a time (`export_in_flight`), and a database exported recently is refused for the rest of its cooldown window (`cooldown_active`). A failed export does not hold the database in cooldown.",
+  ].join("\n\n"),
+  security: [{ bearerAuth: [] }],
+  middleware: [bearerAuth(), rateLimit(accountCaller)] as const,
+  request: { params: z.object({ id: uuidPathParam("id", "The database to export.") }) },
+  responses: {
+    200: {
+      description: "Export started. Poll `url` until it serves the archive.",
+      headers: rateLimitFields,
+      content: { "application/json": { schema: StartExportReply } },
+    },
+    400: errorReply("`id` is not a UUID.", ["INVALID_REQUEST"], "id: must be a UUID"),
+    401: errorReply(
+      "Missing, malformed or revoked API token.",
+      ["UNAUTHORIZED"],
+      "A valid API token is required: send `Authorization: Bearer <token>`.",
+    ),
+    404: errorReply(
+      "No such database in your account. A database of another account answers identically.",
+      ["NOT_FOUND"],
+      "No database with this id exists in your account.",
+    ),
+    429: errorReply(
+      [
+        "A wait; sleep for `Retry-After` seconds. `code` tells which:",
+        "`export_in_flight`: an export of this database is pending or running; poll the link its start returned (short wait).",
+        "`cooldown_active`: the database was exported recently; wait out the whole `Retry-After`, there is nothing to poll.",
+        "`RATE_LIMIT_EXCEEDED`: too many calls from your account, across all endpoints.",
+      ].join(" "),
+      ["export_in_flight", "cooldown_active", "RATE_LIMIT_EXCEEDED"],
+      "This database was exported recently. Start another export in 120 seconds.",
+      { ...retryAfter("Whole seconds to wait before starting again."), ...rateLimitFields },
+    ),
+    500: errorReply(
+      "The export could not be queued; nothing was started and a new start may be made at once.",
+      ["INTERNAL_ERROR"],
+      "The export could not be queued. Nothing was started; try again.",
+    ),
+  },
+});
+
+const plural = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
+
+/** Owned database -> the gate's single serialised decision -> a signed link, at once. */
+export const startExport: RouteHandler<typeof startExportRoute, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  const owned = await getOwnedDatabase(c.env, c.get("accountId")!, id);
+  const config = c.get("config");
+  const { now, uuid } = c.get("deps");
+  const at = now();
+  const result = await exportGate(c.env, owned.id).begin({
+    databaseId: owned.id,
+    exportId: uuid(),
+    now: at,
+    cooldownSeconds: config.EXPORT_COOLDOWN_SECONDS,
+    inFlightRetryAfterSeconds: config.IN_FLIGHT_RETRY_AFTER_SECONDS,
+  });
+  switch (result.outcome) {
+    case "export_in_flight":
+      throw new ApiError(
+        "export_in_flight",
+        `An export of this database is already running. Poll the link its start returned; retry in ${plural(result.retryAfterSeconds)}.`,
+        { headers: { "Retry-After": String(result.retryAfterSeconds) } },
+      );
+    case "cooldown_active":
+      throw new ApiError(
+        "cooldown_active",
+        `This database was exported recently. Start another export in ${plural(result.retryAfterSeconds)}.`,
+        { headers: { "Retry-After": String(result.retryAfterSeconds) } },
+      );
+    case "not_queued":
+      throw new ApiError("INTERNAL_ERROR", "The export could not be queued. Nothing was started; try again.");
+  }
+  const link = await createDownloadLink({
+    keys: config.LINK_SIGNING_KEYS,
+    origin: new URL(c.req.url).origin,
+    databaseId: owned.id,
+    exportId: result.exportId,
+    now: at,
+    ttlSeconds: config.LINK_TTL_SECONDS,
+  });
+  // The link is a bearer credential for the archive: no cache may keep the reply.
+  c.header("Cache-Control", "no-store");
+  return c.json({ url: link.url, expires_at: link.expiresAt } satisfies StartExportReply, 200);
+};
