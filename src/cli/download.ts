@@ -10,7 +10,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { CliError, ExitCode } from "./exit-codes";
-import { fallbackFilename, filenameFromDisposition, parseContentRange } from "./headers";
+import { fallbackFilename, filenameFromDisposition, parseContentRange, readSha256 } from "./headers";
 import { type Effects, describeNetworkError, isFileSystemError, readReply } from "./http";
 import { MAX_NETWORK_ATTEMPTS, decideDownload, networkBackoffSeconds } from "./poll";
 import type { Reporter } from "./progress";
@@ -131,8 +131,8 @@ export async function downloadArchive(request: DownloadRequest, io: Effects & { 
       }
     }
     const part = `${target}.part`;
-    const sha = res.headers.get("x-export-sha256")?.trim().toLowerCase();
-    if (!sha || !/^[0-9a-f]{64}$/.test(sha)) {
+    const sha = readSha256(res.headers.get("x-export-sha256"));
+    if (sha === undefined) {
       await res.body?.cancel();
       throw new CliError(ExitCode.CHECKSUM, "the reply carries no valid X-Export-SHA256, so the archive cannot be verified");
     }

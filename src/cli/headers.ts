@@ -53,7 +53,8 @@ export function fallbackFilename(link: string, databaseId: string): string {
   return exportId ? `${databaseId}-${exportId}.sql.gz` : `${databaseId}.sql.gz`;
 }
 
-/** True when the header is a lowercase hexadecimal SHA-256, as SPEC.md promises. */
-export function isSha256Hex(value: string | null): value is string {
-  return value !== null && /^[0-9a-f]{64}$/.test(value);
+/** `X-Export-SHA256` as lowercase hexadecimal, or undefined when missing or not a SHA-256. */
+export function readSha256(header: string | null): string | undefined {
+  const value = header?.trim().toLowerCase();
+  return value && /^[0-9a-f]{64}$/.test(value) ? value : undefined;
 }

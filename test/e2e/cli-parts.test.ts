@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseCommand } from "../../src/cli/args";
 import { ExitCode } from "../../src/cli/exit-codes";
-import { exportIdOf, fallbackFilename, filenameFromDisposition, parseContentRange } from "../../src/cli/headers";
+import { exportIdOf, fallbackFilename, filenameFromDisposition, parseContentRange, readSha256 } from "../../src/cli/headers";
 import { formatSummary } from "../../src/cli/main";
 import { createReporter, formatBytes, formatDuration, renderProgress } from "../../src/cli/progress";
 import { LinkStore, isUsableLink, stateDirectory } from "../../src/cli/state";
@@ -38,6 +38,16 @@ describe("download headers", () => {
     [null, undefined],
   ])("Content-Disposition %s names %s, never a path", (header, name) => {
     expect(filenameFromDisposition(header)).toBe(name);
+  });
+
+  it.each([
+    ["ab".repeat(32), "ab".repeat(32)],
+    [` ${"AB".repeat(32)} `, "ab".repeat(32)],
+    ["ab".repeat(31), undefined],
+    ["zz".repeat(32), undefined],
+    [null, undefined],
+  ])("X-Export-SHA256 %s -> %s", (header, sha) => {
+    expect(readSha256(header)).toBe(sha);
   });
 
   it("reads the export id from the link and derives the fallback name", () => {
