@@ -45,7 +45,7 @@ export interface DemoAccount {
 }
 
 /** A console client speaking to the Worker at `base`, holding the session cookie. */
-class Console {
+export class Console {
   private cookie = "";
   constructor(private readonly base: string) {}
 

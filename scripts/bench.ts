@@ -1,0 +1,124 @@
+/**
+ * `npm run bench`: export throughput, download throughput, start/poll latency and workerd memory
+ * of the Worker under a real `wrangler dev`, each against a native baseline measured in the same
+ * run (sqlite3 | gzip | sha256sum, nginx, the Worker's own /healthz, idle memory). Prints a table
+ * and writes the same figures to bench/results.json. Flags: `npm run bench -- --help`.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { ROOT, generateSecrets, startDevServer } from "./lib/dev-server";
+import type { BenchContext } from "./bench/context";
+import { type Dataset, measureExportAndDownload, prepareDataset } from "./bench/export-phase";
+import { measureLatency } from "./bench/latency-phase";
+import { describeMachine } from "./bench/machine";
+import { missingTools } from "./bench/native";
+import { startNginx } from "./bench/nginx";
+import { type BenchOptions, USAGE, parseOptions } from "./bench/options";
+import { type BenchReport, type ResultRow, renderTable, writeReport } from "./bench/report";
+import { createAccount } from "./bench/worker-client";
+
+/** Settings for the Worker under test: no rate limit or cooldown in the way of the measurements. */
+const BENCH_VARS = {
+  RATE_LIMIT_PER_MINUTE: "1000000",
+  RATE_LIMIT_BURST: "1000000",
+  EXPORT_COOLDOWN_SECONDS: "0",
+};
+
+/** Table order: by what is measured, then in the order measured. */
+const ORDER = ["Export", "Download", "Start", "503", "Memory"];
+
+function readOptions(): BenchOptions {
+  try {
+    const options = parseOptions(process.argv.slice(2));
+    if (options) return options;
+    console.log(USAGE);
+    process.exit(0);
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+function output(): Pick<BenchContext, "log" | "progress"> {
+  const tty = process.stdout.isTTY;
+  let lastShown = 0;
+  const clear = () => tty && process.stdout.write("\r\x1b[K");
+  return {
+    log: (line) => {
+      clear();
+      console.log(line);
+    },
+    // On a terminal the status line is rewritten in place; in a log, one line every 10 s at most.
+    progress: (line) => {
+      if (tty) process.stdout.write(`\r\x1b[K${line.slice(0, (process.stdout.columns ?? 80) - 1)}`);
+      else if (Date.now() - lastShown >= 10_000) {
+        lastShown = Date.now();
+        console.log(`  ${line}`);
+      }
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const options = readOptions();
+  const missing = await missingTools();
+  if (missing) {
+    console.error(missing);
+    process.exit(1);
+  }
+  const began = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), "control-plane-bench-"));
+  const archives = join(dir, "archives");
+  mkdirSync(archives);
+  const { log, progress } = output();
+  const checks: BenchReport["checks"] = [];
+  log(`Bench directory: ${dir}${options.keep ? " (kept)" : ""}`);
+
+  const nginx = await startNginx(join(dir, "nginx"), archives);
+  progress("starting wrangler dev");
+  const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), ...BENCH_VARS } });
+  const cleanup = async () => {
+    await Promise.allSettled([server.stop(), nginx.stop()]);
+    if (!options.keep) rmSync(dir, { recursive: true, force: true });
+  };
+  process.once("SIGINT", () => void cleanup().then(() => process.exit(130)));
+
+  const ctx: BenchContext = {
+    options, dir, archives, server, nginx, log, progress,
+    check: (name, ok, detail) => {
+      checks.push({ name, ok, detail });
+      if (!ok) log(`check failed: ${name}: ${detail}`);
+    },
+  };
+  try {
+    const account = await createAccount(server.url, "bench@example.com");
+    const rows: ResultRow[] = [];
+    const datasets: Dataset[] = [];
+    for (const size of options.sizes) {
+      const data = await prepareDataset(ctx, account, size);
+      datasets.push(data);
+      rows.push(...(await measureExportAndDownload(ctx, account, data)));
+    }
+    // Polls need an export that lasts a while but not minutes: the largest dataset up to 200 MB.
+    const pollData = [...datasets].reverse().find((d) => d.rawBytes <= 250e6) ?? datasets[0]!;
+    rows.push(...(await measureLatency(ctx, account, pollData)));
+
+    rows.sort((a, b) => ORDER.findIndex((k) => a.subject.startsWith(k)) - ORDER.findIndex((k) => b.subject.startsWith(k)));
+    const report: BenchReport = {
+      finishedAt: new Date().toISOString(),
+      machine: await describeMachine(),
+      options: { ...options, durationSeconds: Math.round((Date.now() - began) / 1000) },
+      rows,
+      checks,
+    };
+    const out = resolve(ROOT, options.out);
+    writeReport(out, report);
+    log(`\n${renderTable(report)}\n\nWritten to ${out} in ${Math.round((Date.now() - began) / 1000)} s.`);
+    if (checks.some((c) => !c.ok)) process.exitCode = 1;
+  } finally {
+    await cleanup();
+  }
+}
+
+await main();

@@ -1,0 +1,109 @@
+/**
+ * Export and download, per database size: the Worker's export (start request to the first reply
+ * serving the archive) against `sqlite3 .dump | gzip -6 | sha256sum` on the same rows, the
+ * archive fetched whole with curl from `wrangler dev` against nginx serving the same file from
+ * disk, and the peak memory of workerd during both against its idle size.
+ */
+import { join } from "node:path";
+import type { BenchContext } from "./context";
+import { type RssByRole, RssPeak, currentRss } from "./memory";
+import { buildNativeDatabase, nativeArchiveBytes, nativeExport, restoresToSameRows } from "./native";
+import { type ResultRow, row } from "./report";
+import { formatSize } from "./options";
+import { curlDownload, fileSha256, mbPerSecond } from "./transfer";
+import { type BenchAccount, createDatabase, fillDatabase, startExport, waitUntilReady } from "./worker-client";
+
+const MB = 1e6;
+
+/** A filled database on both sides. */
+export interface Dataset {
+  label: string;
+  databaseId: string;
+  nativePath: string;
+  rawBytes: number;
+}
+
+/** Fills the managed database and the native file of one size side by side. */
+export async function prepareDataset(ctx: BenchContext, account: BenchAccount, size: number): Promise<Dataset> {
+  const label = formatSize(size);
+  const nativePath = join(ctx.dir, `native-${size}.db`);
+  const databaseId = await createDatabase(account, `bench ${label}`);
+  const started = performance.now();
+  const [workerRaw, nativeRaw] = await Promise.all([
+    fillDatabase(account, databaseId, size, (done, total) => ctx.progress(`filling ${label}: batch ${done}/${total}`)),
+    buildNativeDatabase(nativePath, size),
+  ]);
+  ctx.log(`${label}: filled both sides in ${((performance.now() - started) / 1000).toFixed(0)} s, ${(workerRaw / MB).toFixed(1)} MB raw`);
+  ctx.check(`${label} same data`, workerRaw === nativeRaw, `raw size ${workerRaw} bytes in the managed database, ${nativeRaw} in the sqlite3 file`);
+  return { label, databaseId, nativePath, rawBytes: workerRaw };
+}
+
+/** Peak resident memory per workerd while `work` runs. */
+async function withPeak<T>(ctx: BenchContext, work: () => Promise<T>): Promise<[T, RssByRole]> {
+  const peak = new RssPeak(ctx.server.process.pid!, ctx.server.port);
+  try {
+    const result = await work();
+    return [result, peak.stop()];
+  } catch (err) {
+    peak.stop();
+    throw err;
+  }
+}
+
+/** Measures export and download of one dataset; returns the table rows. */
+export async function measureExportAndDownload(ctx: BenchContext, account: BenchAccount, data: Dataset): Promise<ResultRow[]> {
+  const { label } = data;
+  await new Promise((r) => setTimeout(r, 1000));
+  const idle = currentRss(ctx.server.process.pid!, ctx.server.port);
+  const worker: number[] = [];
+  const native: number[] = [];
+  const exportPeak: number[] = [];
+  let last: { url: string; archiveBytes: number; sha256: string } | undefined;
+  for (let run = 1; run <= ctx.options.runs; run++) {
+    ctx.progress(`${label}: export run ${run}/${ctx.options.runs}`);
+    const [ready, peak] = await withPeak(ctx, async () => {
+      const started = await startExport(account, data.databaseId);
+      return { url: started.url, ...(await waitUntilReady(started)) };
+    });
+    worker.push(data.rawBytes / MB / (ready.totalMs / 1000));
+    exportPeak.push(peak.runtime);
+    if (last) ctx.check(`${label} export run ${run} archive`, last.sha256 === ready.sha256, `same SHA-256 as the run before: ${ready.sha256.slice(0, 16)}...`);
+    last = ready;
+    const nat = await nativeExport(data.nativePath);
+    native.push(data.rawBytes / MB / nat.seconds);
+  }
+  if (!last) throw new Error("no export run");
+
+  const archive = join(ctx.archives, `${data.databaseId}.sql.gz`);
+  const saved = await curlDownload(last.url, archive);
+  const sha256 = await fileSha256(archive);
+  ctx.check(`${label} download`, saved.sha256 === sha256 && saved.bytes === last.archiveBytes, `${saved.bytes} bytes, SHA-256 ${sha256 === saved.sha256 ? "equals" : "differs from"} X-Export-SHA256`);
+  const nativeGz = await nativeArchiveBytes(data.nativePath);
+  ctx.progress(`${label}: restoring the archive with sqlite3`);
+  const same = await restoresToSameRows(archive, data.nativePath, join(ctx.dir, "restored.db"));
+  ctx.check(`${label} round trip`, same, same ? "the archive restores with sqlite3 to the same schema and rows as the native file" : "the restored database's .dump differs from the native file's");
+
+  const download: number[] = [];
+  const nginx: number[] = [];
+  const downloadPeak: number[] = [];
+  const proxyPeak: number[] = [];
+  for (let run = 1; run <= ctx.options.runs; run++) {
+    ctx.progress(`${label}: download run ${run}/${ctx.options.runs}`);
+    const [got, peak] = await withPeak(ctx, () => curlDownload(last.url));
+    download.push(mbPerSecond(got.bytes, got.seconds));
+    downloadPeak.push(peak.runtime);
+    proxyPeak.push(peak.proxy);
+    const ref = await curlDownload(`${ctx.nginx.url}/${data.databaseId}.sql.gz`);
+    nginx.push(mbPerSecond(ref.bytes, ref.seconds));
+  }
+
+  const archiveLabel = `${formatSize(last.archiveBytes)} archive`;
+  return [
+    row(`Export ${label}`, "throughput, MB/s of raw data", worker, "sqlite3 .dump | gzip -6 | sha256sum", native, "higher"),
+    row(`Export ${label}`, "archive size, MB", [last.archiveBytes / MB], "gzip -6 of sqlite3 .dump", [nativeGz / MB], "lower"),
+    row(`Download ${label} (${archiveLabel})`, "curl, MB/s", download, "nginx, same file from disk", nginx, "higher"),
+    row(`Memory ${label}`, "workerd runtime peak RSS during export, MB", exportPeak.map((b) => b / MB), "idle RSS before the export", [idle.runtime / MB], "lower"),
+    row(`Memory ${label}`, "workerd runtime peak RSS during download, MB", downloadPeak.map((b) => b / MB), "idle RSS before the export", [idle.runtime / MB], "lower"),
+    row(`Memory ${label}`, "workerd proxy peak RSS during download, MB", proxyPeak.map((b) => b / MB), "idle RSS of the proxy", [idle.proxy / MB], "lower"),
+  ];
+}

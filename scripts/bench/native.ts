@@ -1,0 +1,75 @@
+/**
+ * The native side of the export comparison: a `sqlite3` file holding the same rows as the managed
+ * database, the pipeline `sqlite3 db .dump | gzip -6 | sha256sum`, and the round-trip check that a
+ * Worker archive restores to exactly those rows.
+ */
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { promisify } from "node:util";
+import { SCHEMA_SQL, batchSql, batchesFor, rawSizeSql } from "./dataset";
+
+const run = promisify(execFile);
+
+/** Command-line tools the bench drives, and the Debian package of each. */
+const TOOLS: Record<string, string> = { sqlite3: "sqlite3", nginx: "nginx", curl: "curl", gzip: "gzip", sha256sum: "coreutils" };
+
+/** The tools missing from PATH (nginx is also looked for in /usr/sbin), with an install hint. */
+export async function missingTools(): Promise<string | null> {
+  const missing: string[] = [];
+  for (const tool of Object.keys(TOOLS)) {
+    try {
+      await run("bash", ["-c", `PATH="$PATH:/usr/sbin:/sbin" command -v ${tool}`]);
+    } catch {
+      missing.push(tool);
+    }
+  }
+  if (missing.length === 0) return null;
+  const packages = [...new Set(missing.map((t) => TOOLS[t]!))].join(" ");
+  return `The bench needs ${missing.join(", ")}. On Debian or Ubuntu: sudo apt-get install -y ${packages}`;
+}
+
+/** Runs a bash pipeline with pipefail; resolves with its stdout. */
+export async function shell(script: string, args: string[] = []): Promise<string> {
+  const { stdout } = await run("bash", ["-o", "pipefail", "-c", script, "bash", ...args], { maxBuffer: 16 * 1024 * 1024 });
+  return stdout;
+}
+
+/** Fills a new `sqlite3` file with the recipe up to about `rawBytes`; returns its raw size. */
+export async function buildNativeDatabase(path: string, rawBytes: number): Promise<number> {
+  const child = spawn("sqlite3", ["-bail", path], { stdio: ["pipe", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const write = async (text: string) => {
+    if (!child.stdin.write(text)) await once(child.stdin, "drain");
+  };
+  await write(`${SCHEMA_SQL}\n`);
+  for (let batch = 0; batch < batchesFor(rawBytes); batch++) await write(`BEGIN;\n${batchSql(batch)}\nCOMMIT;\n`);
+  child.stdin.end();
+  const [code] = (await once(child, "exit")) as [number];
+  if (code !== 0) throw new Error(`sqlite3 could not build ${path}: ${stderr}`);
+  return Number((await run("sqlite3", [path, rawSizeSql()])).stdout.trim());
+}
+
+/** One timed run of the native pipeline; seconds and the archive's SHA-256. */
+export async function nativeExport(path: string): Promise<{ seconds: number; sha256: string }> {
+  const started = performance.now();
+  const out = await shell(`sqlite3 "$1" .dump | gzip -6 | sha256sum`, [path]);
+  return { seconds: (performance.now() - started) / 1000, sha256: out.split(" ")[0]! };
+}
+
+/** Size in bytes of the native pipeline's gzip archive (an untimed pass). */
+export async function nativeArchiveBytes(path: string): Promise<number> {
+  return Number((await shell(`sqlite3 "$1" .dump | gzip -6 | wc -c`, [path])).trim());
+}
+
+/**
+ * Restores a Worker archive into a fresh `sqlite3` file and compares its `.dump` with the native
+ * file's: equal text means the same schema and the same rows, value for value.
+ */
+export async function restoresToSameRows(archive: string, nativePath: string, scratch: string): Promise<boolean> {
+  await shell(`rm -f "$2" && gunzip -c "$1" | sqlite3 -bail "$2"`, [archive, scratch]);
+  const digest = (p: string) => shell(`sqlite3 "$1" .dump | sha256sum`, [p]);
+  const [restored, native] = await Promise.all([digest(scratch), digest(nativePath)]);
+  await shell(`rm -f "$1"`, [scratch]);
+  return restored === native;
+}

@@ -1,0 +1,85 @@
+/** The bench's command-line flags. */
+import { parseArgs } from "node:util";
+
+/** What one bench run measures and where it writes. */
+export interface BenchOptions {
+  /** Raw data sizes of the exported databases, bytes, ascending. */
+  sizes: number[];
+  /** Runs per figure; the table shows their median, min and max. */
+  runs: number;
+  /** Concurrent clients of the latency measurements. */
+  clients: number;
+  /** Polls and /healthz requests each client sends per latency run. */
+  requests: number;
+  /** Export starts each client sends per latency run (each on a database of its own). */
+  starts: number;
+  out: string;
+  /** Keep the temporary directory (databases, archives, wrangler state) for inspection. */
+  keep: boolean;
+  quick: boolean;
+}
+
+export const USAGE = `Usage: npm run bench -- [flags]
+
+  --quick            small sizes (5MB,20MB) and fewer requests; finishes in under 3 minutes
+  --sizes LIST       raw data sizes to export, e.g. 50MB,200MB,1GB (the default)
+  --runs N           runs per figure (default 3); the table shows median [min-max]
+  --clients N        concurrent clients for start/poll latency (default 50)
+  --requests N       polls (and /healthz requests) per client per latency run (default 40; 10 with --quick)
+  --starts N         export starts per client per latency run, each on its own database (default 4; 2 with --quick)
+  --out PATH         where the JSON goes (default bench/results.json)
+  --keep             keep the temporary directory with databases, archives and wrangler state
+  --help             this text
+`;
+
+const UNITS: Record<string, number> = { B: 1, KB: 1e3, MB: 1e6, GB: 1e9 };
+
+/** `50MB` -> 50_000_000 (decimal units, like the MB/s figures). */
+export function parseSize(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(B|KB|MB|GB)$/i.exec(text.trim());
+  if (!match) throw new Error(`"${text}" is not a size; write e.g. 50MB or 1GB`);
+  return Math.round(Number(match[1]) * UNITS[match[2]!.toUpperCase()]!);
+}
+
+/** 50_000_000 -> `50 MB`. */
+export function formatSize(bytes: number): string {
+  return bytes >= 1e9 ? `${+(bytes / 1e9).toFixed(2)} GB` : `${+(bytes / 1e6).toFixed(1)} MB`;
+}
+
+function positive(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} takes a whole number of at least 1, got "${text}"`);
+  return n;
+}
+
+/** Parses the flags; throws with a sentence naming the bad flag. Returns null for --help. */
+export function parseOptions(argv: string[]): BenchOptions | null {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: "boolean", default: false },
+      sizes: { type: "string" },
+      runs: { type: "string" },
+      clients: { type: "string" },
+      requests: { type: "string" },
+      starts: { type: "string" },
+      out: { type: "string", default: "bench/results.json" },
+      keep: { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  if (values.help) return null;
+  const sizes = (values.sizes ?? (values.quick ? "5MB,20MB" : "50MB,200MB,1GB")).split(",").map(parseSize).sort((a, b) => a - b);
+  return {
+    sizes,
+    runs: positive("runs", values.runs, 3),
+    clients: positive("clients", values.clients, 50),
+    requests: positive("requests", values.requests, values.quick ? 10 : 40),
+    starts: positive("starts", values.starts, values.quick ? 2 : 4),
+    out: values.out!,
+    keep: values.keep!,
+    quick: values.quick!,
+  };
+}
