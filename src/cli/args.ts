@@ -21,7 +21,7 @@ Exit codes:
   0 saved and verified        4 database not found, or export failed
   1 other failure             5 link or archive expired: start a new export
   2 usage                     6 checksum mismatch (part file deleted)
-  3 token or link refused     7 network failure (run again to resume)
+  3 token or link refused     7 network failure
                               8 --no-wait and no export can start now
 `;
 

@@ -81,7 +81,7 @@ export async function downloadArchive(request: DownloadRequest, io: Effects & { 
   const networkFailure = async (error: unknown): Promise<void> => {
     failures++;
     if (failures >= MAX_NETWORK_ATTEMPTS) {
-      throw new CliError(ExitCode.NETWORK, `the download kept failing (${describeNetworkError(error)}); run again to resume`);
+      throw new CliError(ExitCode.NETWORK, `the download kept failing (${describeNetworkError(error)}), ${MAX_NETWORK_ATTEMPTS} tries in a row without progress`);
     }
     const seconds = networkBackoffSeconds(failures);
     reporter.phase(`network error (${describeNetworkError(error)}), retrying in ${seconds} s`);

@@ -71,7 +71,12 @@ async function obtainLink(request: ExportRequest, io: ExportIo): Promise<StoredL
     switch (decision.action) {
       case "download": {
         const link = linkFromStartReply(body);
-        io.store.save(databaseId, link);
+        try {
+          io.store.save(databaseId, link);
+        } catch (error) {
+          // The export has started: not being able to remember its link must not lose it.
+          io.reporter.phase(`could not store the link (${(error as NodeJS.ErrnoException).code ?? error}); continuing without it`);
+        }
         io.reporter.phase(`export ${exportIdOf(link.url) ?? ""} started; its link is valid until ${link.expiresAt}`);
         return link;
       }

@@ -79,7 +79,9 @@ export function createReporter(stream: TextStream, quiet: boolean, now: () => nu
       const seconds = (at - first.at) / 1000;
       const rate = seconds > 0 ? (saved - first.saved) / seconds : 0;
       const line = renderProgress(saved, total, rate);
-      stream.write(`\r\x1b[2K${line.slice(0, (stream.columns ?? 80) - 1)}`);
+      // A pseudo-terminal without a size reports 0 columns.
+      const columns = stream.columns && stream.columns > 0 ? stream.columns : 80;
+      stream.write(`\r\x1b[2K${line.slice(0, columns - 1)}`);
       barShown = true;
     },
     finish: clear,
