@@ -1,6 +1,9 @@
 import { env } from "cloudflare:workers";
 import { createApp } from "./app";
 import { getConfig } from "./config";
+import { handleExportBatch } from "./exports/job";
+import { sweepExpiredArchives } from "./exports/retention";
+import { defaultDeps } from "./http/context";
 
 export { ManagedDatabase } from "./databases/managed-database";
 export { ExportGate } from "./exports/export-gate";
@@ -14,4 +17,8 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
+  queue: (batch, env) => handleExportBatch(batch, env, { now: defaultDeps.now }),
+  scheduled: async (_controller, env) => {
+    await sweepExpiredArchives(env, getConfig(env).ARCHIVE_RETENTION_SECONDS, defaultDeps.now());
+  },
 } satisfies ExportedHandler<Env>;

@@ -1,0 +1,171 @@
+import { toHex } from "../lib/encoding";
+
+/**
+ * Writing an archive to R2 with flat memory: the gzip bytes are hashed as they pass and cut into
+ * equal parts; at most one part is held at a time.
+ */
+
+/** R2 refuses a multipart part below 5 MiB, except the last. */
+export const R2_MIN_PART_BYTES = 5 * 1024 * 1024;
+/** R2 accepts at most this many parts in one multipart upload. */
+export const R2_MAX_PARTS = 10_000;
+/** Our part size: 10 MiB keeps memory low and still allows archives up to ~100 GiB. */
+export const ARCHIVE_PART_BYTES = 10 * 1024 * 1024;
+
+/** Custom metadata on the archive object, checked against the D1 record on download. */
+export interface ArchiveMetadata extends Record<string, string> {
+  sha256: string;
+  size: string;
+}
+
+export interface UploadedArchive {
+  size: number;
+  /** SHA-256 of the stored (compressed) bytes, lowercase hex. */
+  sha256: string;
+}
+
+export interface UploadOptions {
+  /** Size of every part but the last; at least R2_MIN_PART_BYTES. */
+  partBytes?: number;
+  /** Extra custom metadata (e.g. ids) stored with sha256 and size. */
+  metadata?: Record<string, string>;
+}
+
+const HTTP_METADATA: R2HTTPMetadata = { contentType: "application/gzip" };
+
+/**
+ * Stores `bytes` at `key` with its size and SHA-256 in the object's custom metadata.
+ *
+ * An archive that fits in one part goes up in one put. A larger one needs a multipart upload,
+ * but R2 fixes custom metadata when the upload is created, before the hash is known. So the parts
+ * go to a staging object first; once the hash is known, a second multipart upload, created with
+ * the metadata, copies them across from ranged reads of the staging object (no dump or gzip runs
+ * twice), and the staging object is deleted. An upload that fails is aborted, never left behind.
+ */
+export async function uploadArchive(
+  bucket: R2Bucket,
+  key: string,
+  bytes: ReadableStream<Uint8Array>,
+  options: UploadOptions = {},
+): Promise<UploadedArchive> {
+  const partBytes = options.partBytes ?? ARCHIVE_PART_BYTES;
+  if (partBytes < R2_MIN_PART_BYTES) throw new RangeError(`parts must be at least ${R2_MIN_PART_BYTES} bytes`);
+  const digest = new crypto.DigestStream("SHA-256");
+  const hasher = digest.getWriter();
+  const parts = fixedParts(bytes, partBytes, (chunk) => hasher.write(chunk));
+  const finish = async (size: number): Promise<UploadedArchive> => {
+    await hasher.close();
+    return { size, sha256: toHex(await digest.digest) };
+  };
+
+  try {
+    const first = await parts.next();
+    const second = first.done ? first : await parts.next();
+    if (second.done) {
+      const body = first.done ? new Uint8Array(0) : first.value;
+      const archive = await finish(body.byteLength);
+      await bucket.put(key, body, { httpMetadata: HTTP_METADATA, customMetadata: metadata(archive, options), sha256: archive.sha256 });
+      return archive;
+    }
+    const all = (async function* () {
+      yield first.value!;
+      yield second.value;
+      yield* parts;
+    })();
+    return await uploadStaged(bucket, key, all, partBytes, async (size) => metadata(await finish(size), options));
+  } finally {
+    // Stops reading the source if anything failed, which also ends the dump in the database.
+    await parts.return();
+  }
+}
+
+/** The multipart path: parts to a staging object, then copied under `key` with the metadata. */
+async function uploadStaged(
+  bucket: R2Bucket,
+  key: string,
+  parts: AsyncIterable<Uint8Array>,
+  partBytes: number,
+  describe: (size: number) => Promise<ArchiveMetadata>,
+): Promise<UploadedArchive> {
+  const staging = stagingKey(key);
+  try {
+    const staged = await uploadParts(await bucket.createMultipartUpload(staging, { httpMetadata: HTTP_METADATA }), parts);
+    const customMetadata = await describe(staged.size);
+    const copy = await bucket.createMultipartUpload(key, { httpMetadata: HTTP_METADATA, customMetadata });
+    const copied = await uploadParts(copy, copyParts(bucket, staging, staged.size, partBytes));
+    // Same bytes cut at the same places give the same multipart ETag: a cheap check of the copy.
+    if (copied.etag !== staged.etag || copied.size !== staged.size) {
+      await bucket.delete(key);
+      throw new Error("the copied archive differs from the staged one");
+    }
+    return { size: staged.size, sha256: customMetadata.sha256 };
+  } finally {
+    await bucket.delete(staging);
+  }
+}
+
+/** Where the parts wait until the archive's hash is known. */
+export function stagingKey(key: string): string {
+  return `${key}.staging`;
+}
+
+function metadata(archive: UploadedArchive, options: UploadOptions): ArchiveMetadata {
+  return { ...options.metadata, sha256: archive.sha256, size: String(archive.size) };
+}
+
+/**
+ * Cuts a byte stream into parts of exactly `partBytes` (the last may be shorter), passing every
+ * chunk to `onChunk` first. Only the part being filled is held.
+ */
+export async function* fixedParts(
+  bytes: ReadableStream<Uint8Array>,
+  partBytes: number,
+  onChunk: (chunk: Uint8Array) => Promise<void> = async () => {},
+): AsyncGenerator<Uint8Array<ArrayBuffer>, void, undefined> {
+  let part = new Uint8Array(partBytes);
+  let filled = 0;
+  for await (const chunk of bytes) {
+    await onChunk(chunk);
+    let offset = 0;
+    while (offset < chunk.byteLength) {
+      const take = Math.min(partBytes - filled, chunk.byteLength - offset);
+      part.set(chunk.subarray(offset, offset + take), filled);
+      filled += take;
+      offset += take;
+      if (filled === partBytes) {
+        yield part;
+        part = new Uint8Array(partBytes);
+        filled = 0;
+      }
+    }
+  }
+  if (filled > 0) yield part.slice(0, filled);
+}
+
+/** Uploads the parts in order and completes the upload; aborts it on any error. */
+async function uploadParts(
+  upload: R2MultipartUpload,
+  parts: AsyncIterable<Uint8Array | ReadableStream>,
+): Promise<{ size: number; etag: string }> {
+  try {
+    const uploaded: R2UploadedPart[] = [];
+    for await (const part of parts) {
+      if (uploaded.length === R2_MAX_PARTS) throw new Error(`the archive needs more than ${R2_MAX_PARTS} parts`);
+      uploaded.push(await upload.uploadPart(uploaded.length + 1, part));
+    }
+    const object = await upload.complete(uploaded);
+    return { size: object.size, etag: object.etag };
+  } catch (err) {
+    await upload.abort().catch(() => {});
+    throw err;
+  }
+}
+
+/** The staging object again, as ranged reads aligned on the part size. */
+async function* copyParts(bucket: R2Bucket, key: string, size: number, partBytes: number): AsyncGenerator<ReadableStream> {
+  for (let offset = 0; offset < size; offset += partBytes) {
+    const part = await bucket.get(key, { range: { offset, length: Math.min(partBytes, size - offset) } });
+    if (!part) throw new Error("the staged archive disappeared during the copy");
+    yield part.body;
+  }
+}
