@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { createApiV1 } from "./api/v1";
 import { csrfGuard, requireSession } from "./auth/session";
 import { authRoutes } from "./console/api/auth";
+import { consolePages } from "./console/pages";
 import { databaseRoutes } from "./console/api/databases";
 import { tokenRoutes } from "./console/api/tokens";
 import { type AppEnv, type Deps, defaultDeps } from "./http/context";
@@ -38,6 +39,7 @@ export function createApp(deps: Deps = defaultDeps) {
   allowOnly(app, "/console/api/databases", ["GET", "POST"]);
   allowOnly(app, "/console/api/databases/:id", ["DELETE"]);
   allowOnly(app, "/console/api/databases/:id/sql", ["POST"]);
+  app.route("/console", consolePages);
 
   app.route("/", createApiV1());
   allowOnly(app, "/api/v1/dbs/:id/export", ["POST"]);

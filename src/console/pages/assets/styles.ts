@@ -1,0 +1,99 @@
+/** The console's stylesheet, served from /console/assets/console.css (CSP `style-src 'self'`). */
+export const STYLES = `
+:root {
+  --ink: #1b2330; --muted: #5b6576; --line: #dde2ea; --bg: #f5f7fa; --card: #fff;
+  --accent: #2557d6; --accent-ink: #fff; --danger: #b42318; --ok: #067647; --warn: #9a5b00;
+  --focus: #1d4ed8; --radius: 8px;
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Liberation Sans", sans-serif;
+  color: var(--ink); background: var(--bg); line-height: 1.5;
+}
+* { box-sizing: border-box; }
+body { margin: 0; }
+code, textarea, .mono { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .9em; }
+a { color: var(--accent); }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; border-radius: 4px; }
+.skip { position: absolute; left: -999px; top: 8px; background: var(--card); padding: 8px 12px; z-index: 10; }
+.skip:focus { left: 8px; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+
+.topbar { background: #111827; color: #e5e7eb; }
+.topbar-inner { max-width: 980px; margin: 0 auto; padding: 10px 24px; display: flex; align-items: center; gap: 24px; flex-wrap: wrap; }
+.brand { color: #fff; font-weight: 700; text-decoration: none; letter-spacing: .2px; }
+.brand span { color: #93b4ff; }
+.nav { display: flex; gap: 4px; flex: 1; }
+.nav a { color: #d1d5db; text-decoration: none; padding: 6px 10px; border-radius: 6px; }
+.nav a:hover { background: #1f2937; color: #fff; }
+.nav a[aria-current="page"] { background: #1f2937; color: #fff; font-weight: 600; }
+.who { display: flex; align-items: center; gap: 12px; font-size: .9em; color: #9ca3af; }
+.who form { margin: 0; }
+.topbar :focus-visible { outline-color: #93b4ff; }
+
+main { max-width: 980px; margin: 0 auto; padding: 28px 24px 64px; }
+main:focus { outline: none; }
+h1 { font-size: 1.6rem; margin: 0 0 4px; }
+h2 { font-size: 1.15rem; margin: 0 0 12px; }
+.lead { color: var(--muted); margin: 0 0 20px; }
+.crumbs { font-size: .9em; color: var(--muted); margin-bottom: 8px; }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: var(--radius); padding: 20px 22px; margin: 0 0 20px; }
+.card > p:first-of-type { margin-top: 0; }
+.narrow { max-width: 420px; margin: 48px auto; }
+
+label { display: block; font-weight: 600; margin-bottom: 4px; }
+.hint { color: var(--muted); font-size: .88em; margin: 4px 0 0; }
+input[type=text], input[type=email], input[type=password], textarea {
+  width: 100%; padding: 8px 10px; border: 1px solid #b8c0cc; border-radius: 6px; font: inherit; background: #fff; color: inherit;
+}
+textarea { min-height: 120px; resize: vertical; }
+input[aria-invalid=true], textarea[aria-invalid=true] { border-color: var(--danger); }
+.field { margin-bottom: 16px; }
+.field-error { color: var(--danger); font-size: .9em; margin: 4px 0 0; font-weight: 500; }
+.inline-form { display: flex; gap: 10px; align-items: flex-start; flex-wrap: wrap; }
+.inline-form .field { flex: 1; min-width: 220px; margin: 0; }
+.inline-form .actions { padding-top: 28px; }
+
+button, .button {
+  display: inline-block; font: inherit; font-weight: 600; padding: 8px 14px; border-radius: 6px; border: 1px solid var(--accent);
+  background: var(--accent); color: var(--accent-ink); cursor: pointer; text-decoration: none; line-height: 1.3;
+}
+button:hover, .button:hover { filter: brightness(1.08); }
+button.secondary, .button.secondary { background: #fff; color: var(--ink); border-color: #b8c0cc; }
+button.danger, .button.danger { background: var(--danger); border-color: var(--danger); color: #fff; }
+button.ghost { background: transparent; border-color: #4b5563; color: #e5e7eb; padding: 4px 10px; font-weight: 500; }
+button.small, .button.small { padding: 4px 10px; font-size: .9em; }
+.row-actions { display: flex; gap: 8px; justify-content: flex-end; }
+.row-actions form { margin: 0; }
+
+table { width: 100%; border-collapse: collapse; font-size: .95em; }
+th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid var(--line); vertical-align: middle; }
+th { color: var(--muted); font-weight: 600; font-size: .85em; text-transform: uppercase; letter-spacing: .3px; }
+tr:last-child td { border-bottom: none; }
+td time, td abbr { white-space: nowrap; }
+.digest summary { cursor: pointer; white-space: nowrap; }
+.digest code[data-sha256] { display: block; width: 17em; word-break: break-all; font-size: .8em; margin-top: 4px; }
+.muted { color: var(--muted); }
+::placeholder { color: #9aa3b2; }
+.table-wrap { overflow-x: auto; }
+.results td { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .88em; white-space: pre-wrap; }
+.null { color: var(--muted); font-style: italic; }
+time[title], abbr[title] { text-decoration: underline dotted #9aa3b2; text-underline-offset: 3px; cursor: help; }
+
+.notice, .alert { border-radius: var(--radius); padding: 12px 16px; margin: 0 0 20px; border: 1px solid; }
+.notice { background: #ecfdf3; border-color: #a6e7c1; color: #05603a; }
+.alert { background: #fef3f2; border-color: #f5b8b1; color: #912018; }
+.secret { background: #fffbeb; border: 1px solid #f3d27a; border-radius: var(--radius); padding: 16px; margin: 0 0 20px; }
+.secret p { margin: 0 0 10px; }
+.secret .copy-row { display: flex; gap: 8px; }
+.secret input { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; background: #fff; }
+
+.badge { display: inline-block; padding: 2px 10px; border-radius: 999px; font-size: .82em; font-weight: 600; border: 1px solid; }
+.badge.pending, .badge.running { background: #fff7e6; border-color: #f3c77a; color: var(--warn); }
+.badge.ready { background: #ecfdf3; border-color: #a6e7c1; color: var(--ok); }
+.badge.failed { background: #fef3f2; border-color: #f5b8b1; color: var(--danger); }
+.badge.expired { background: #f2f4f7; border-color: #d0d5dd; color: var(--muted); }
+.empty { text-align: center; color: var(--muted); padding: 24px 12px; border: 1px dashed #c9d0da; border-radius: var(--radius); }
+.empty strong { display: block; color: var(--ink); margin-bottom: 4px; }
+.section-head { display: flex; justify-content: space-between; align-items: center; gap: 12px; margin-bottom: 12px; }
+.section-head h2 { margin: 0; }
+.meta { display: flex; gap: 24px; flex-wrap: wrap; color: var(--muted); font-size: .92em; margin-bottom: 20px; }
+.danger-zone { border-color: #f5b8b1; }
+`;

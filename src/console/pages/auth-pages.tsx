@@ -1,0 +1,121 @@
+import { Hono } from "hono";
+import { Credentials, SAME_ANSWER_FOR_BAD_LOGIN, checkCredentials, createAccount } from "../api/auth";
+import { endSession, loadSession, startSession } from "../../auth/session";
+import type { AppEnv } from "../../http/context";
+import { Field } from "./components";
+import { AUTH_PAGE_REFERRER_POLICY } from "./secure-headers";
+import { setFlash, takeFlash, type Flash } from "./flash";
+import { HOME_PATH, safeNext } from "./format";
+import type { FieldErrors } from "./forms";
+import { readForm } from "./forms";
+import { Layout, render } from "./layout";
+
+type Mode = "signin" | "signup";
+
+interface AuthFormProps {
+  mode: Mode;
+  next: string;
+  email?: string;
+  errors?: FieldErrors;
+  flash?: Flash | null;
+}
+
+const TEXT = {
+  signin: { title: "Sign in", lead: "Sign in to manage your databases and API tokens.", button: "Sign in" },
+  signup: { title: "Create your account", lead: "One account holds your databases, their exports and your API tokens.", button: "Create account" },
+} as const;
+
+function AuthForm(props: AuthFormProps) {
+  const text = TEXT[props.mode];
+  const errors = props.errors ?? {};
+  const query = props.next === HOME_PATH ? "" : `?next=${encodeURIComponent(props.next)}`;
+  return (
+    <Layout title={text.title} flash={props.flash} narrow>
+      <div class="card">
+        <h1>{text.title}</h1>
+        <p class="lead">{text.lead}</p>
+        {props.mode === "signin" && props.next !== HOME_PATH && !props.errors && (
+          <p class="notice" role="status">
+            Sign in to continue to the page you asked for.
+          </p>
+        )}
+        <form method="post" action={`/console/${props.mode}${query}`} novalidate>
+          <Field name="email" label="Email" type="email" value={props.email} error={errors.email} autocomplete="username" autofocus={!props.email} required />
+          <Field
+            name="password"
+            label="Password"
+            type="password"
+            error={errors.password}
+            autocomplete={props.mode === "signup" ? "new-password" : "current-password"}
+            autofocus={Boolean(props.email) && !errors.email}
+            hint={props.mode === "signup" ? "At least 8 characters." : undefined}
+            required
+          />
+          <button type="submit">{text.button}</button>
+        </form>
+      </div>
+      <p>
+        {props.mode === "signin" ? (
+          <>
+            No account yet? <a href={`/console/signup${query}`}>Create one</a>.
+          </>
+        ) : (
+          <>
+            Already have an account? <a href={`/console/signin${query}`}>Sign in</a>.
+          </>
+        )}
+      </p>
+    </Layout>
+  );
+}
+
+/** Sign up, sign in and sign out as plain HTML forms. */
+export const authPages = new Hono<AppEnv>();
+
+for (const path of ["/signin", "/signup"]) {
+  authPages.use(path, async function authReferrerPolicy(c, next) {
+    await next();
+    c.res.headers.set("Referrer-Policy", AUTH_PAGE_REFERRER_POLICY);
+  });
+}
+
+for (const mode of ["signin", "signup"] as const) {
+  authPages.get(`/${mode}`, async (c) => {
+    const next = safeNext(c.req.query("next"));
+    if (await loadSession(c)) return c.redirect(next, 303);
+    return render(c, <AuthForm mode={mode} next={next} flash={await takeFlash(c)} />);
+  });
+}
+
+authPages.post("/signup", async (c) => {
+  const next = safeNext(c.req.query("next"));
+  const form = await readForm(c, Credentials);
+  if (!form.ok) return render(c, <AuthForm mode="signup" next={next} email={form.values.email} errors={form.errors} />, 400);
+  const { now, uuid } = c.get("deps");
+  const id = uuid();
+  if (!(await createAccount(c.env, form.data, now(), id))) {
+    const taken = "An account with this email already exists. Sign in instead.";
+    return render(c, <AuthForm mode="signup" next={next} email={form.values.email} errors={{ email: taken }} />, 409);
+  }
+  await startSession(c, id);
+  return c.redirect(next, 303);
+});
+
+authPages.post("/signin", async (c) => {
+  const next = safeNext(c.req.query("next"));
+  const form = await readForm(c, Credentials);
+  if (!form.ok) return render(c, <AuthForm mode="signin" next={next} email={form.values.email} errors={form.errors} />, 400);
+  const id = await checkCredentials(c.env, form.data);
+  if (!id) {
+    return render(c, <AuthForm mode="signin" next={next} email={form.values.email} errors={{ password: SAME_ANSWER_FOR_BAD_LOGIN }} />, 401);
+  }
+  await startSession(c, id);
+  return c.redirect(next, 303);
+});
+
+authPages.post("/signout", async (c) => {
+  await endSession(c);
+  c.set("accountId", undefined);
+  await setFlash(c, { notice: "You have signed out." });
+  return c.redirect("/console/signin", 303);
+});

@@ -1,0 +1,191 @@
+import { Hono } from "hono";
+import { createDownloadLink } from "../../auth/links";
+import { getOwnedDatabase } from "../../databases/service";
+import type { ExportStatus } from "../../db/schema";
+import { exportGate } from "../../exports/export-gate";
+import type { AppEnv } from "../../http/context";
+import { notFound } from "../../http/errors";
+import { Bytes, Csrf, DateTime, EmptyState, StatusBadge } from "./components";
+import { type Flash, setFlash } from "./flash";
+import { describeWait } from "./format";
+import { type ExportRowView, findExport, listRecentExports } from "./export-list";
+import { FlashMessages, render, viewerLocale } from "./layout";
+
+const IN_PROGRESS: ReadonlySet<ExportStatus> = new Set(["pending", "running"]);
+
+function Digest(props: { sha256: string | null }) {
+  if (!props.sha256) return <span>—</span>;
+  return (
+    <details class="digest">
+      <summary>
+        <code>{props.sha256.slice(0, 12)}…</code>
+      </summary>
+      <code data-sha256={props.sha256}>{props.sha256}</code>
+    </details>
+  );
+}
+
+function ExportTable(props: { databaseId: string; exports: ExportRowView[]; locale: string }) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Status</th>
+            <th scope="col">Started</th>
+            <th scope="col">Finished</th>
+            <th scope="col">Size</th>
+            <th scope="col">SHA-256</th>
+            <th scope="col">
+              <span class="visually-hidden">Download</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.exports.map((e) => (
+            <tr data-export-id={e.id}>
+              <td>
+                <StatusBadge status={e.status} />
+              </td>
+              <td>
+                <DateTime iso={e.created_at} locale={props.locale} />
+              </td>
+              <td>
+                <DateTime iso={e.finished_at} locale={props.locale} never="—" />
+              </td>
+              <td>
+                <Bytes bytes={e.size_bytes} />
+              </td>
+              <td>
+                <Digest sha256={e.sha256} />
+              </td>
+              <td class="row-actions">
+                {e.status === "ready" && (
+                  <a class="button small" href={`/console/databases/${props.databaseId}/exports/${e.id}/download`}>
+                    Download
+                  </a>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The exports list, refreshed in place by the console script while one is being prepared. */
+export function ExportsLive(props: { databaseId: string; exports: ExportRowView[]; locale: string }) {
+  const preparing = props.exports.some((e) => IN_PROGRESS.has(e.status));
+  return (
+    <div id="exports-live" data-live-src={`/console/databases/${props.databaseId}/exports/live`}>
+      {props.exports.length === 0 ? (
+        <EmptyState title="No exports yet">
+          Start an export to get a downloadable gzip SQL archive of this database. Scripts can do the same with an API
+          token.
+        </EmptyState>
+      ) : (
+        <ExportTable {...props} />
+      )}
+      {preparing && (
+        <p class="hint" data-refresh-link="">
+          An export is being prepared. <a href={`/console/databases/${props.databaseId}#exports`}>Refresh</a> to see
+          when it is ready.
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** The Exports card of a database page. */
+export function ExportsSection(props: {
+  databaseId: string;
+  exports: ExportRowView[];
+  locale: string;
+  csrfToken: string;
+  flash?: Flash | null;
+}) {
+  return (
+    <section class="card" id="exports" aria-labelledby="exports-heading">
+      <div class="section-head">
+        <h2 id="exports-heading">Exports</h2>
+        <form method="post" action={`/console/databases/${props.databaseId}/exports`}>
+          <Csrf token={props.csrfToken} />
+          <button type="submit">Start export</button>
+        </form>
+      </div>
+      {props.flash?.section === "exports" && <FlashMessages flash={props.flash} />}
+      <ExportsLive databaseId={props.databaseId} exports={props.exports} locale={props.locale} />
+    </section>
+  );
+}
+
+const NOT_DOWNLOADABLE: Record<Exclude<ExportStatus, "ready">, string> = {
+  pending: "This export is still being prepared. It can be downloaded once it shows as Ready.",
+  running: "This export is still being prepared. It can be downloaded once it shows as Ready.",
+  failed: "This export failed and has no archive. Start a new export.",
+  expired: "This export's archive is past its retention time and has been removed. Start a new export.",
+};
+
+/** Start an export (through the same ExportGate as the API), poll the list, download a ready one. */
+export const exportPages = new Hono<AppEnv>()
+  .post("/:id/exports", async (c) => {
+    const owned = await getOwnedDatabase(c.env, c.get("accountId")!, c.req.param("id"));
+    const config = c.get("config");
+    const { now, uuid } = c.get("deps");
+    const result = await exportGate(c.env, owned.id).begin({
+      databaseId: owned.id,
+      exportId: uuid(),
+      now: now(),
+      cooldownSeconds: config.EXPORT_COOLDOWN_SECONDS,
+      inFlightRetryAfterSeconds: config.IN_FLIGHT_RETRY_AFTER_SECONDS,
+    });
+    const back = `/console/databases/${owned.id}#exports`;
+    switch (result.outcome) {
+      case "started":
+        await setFlash(c, { section: "exports", notice: "Export started. It shows as Ready below once its archive can be downloaded." });
+        break;
+      case "export_in_flight":
+        await setFlash(c, {
+          section: "exports",
+          error: `An export of this database is already being prepared. Wait ${describeWait(result.retryAfterSeconds)} and look below; it shows as Ready when it can be downloaded.`,
+        });
+        break;
+      case "cooldown_active":
+        await setFlash(c, {
+          section: "exports",
+          error: `This database was exported recently. You can start the next export in ${describeWait(result.retryAfterSeconds)}.`,
+        });
+        break;
+      case "not_queued":
+        await setFlash(c, { section: "exports", error: "The export could not be queued. Nothing was started; try again." });
+        break;
+    }
+    return c.redirect(back, 303);
+  })
+  .get("/:id/exports/live", async (c) => {
+    const owned = await getOwnedDatabase(c.env, c.get("accountId")!, c.req.param("id"));
+    const exports = await listRecentExports(c.env, owned.id, c.get("deps").now(), c.get("config").ARCHIVE_RETENTION_SECONDS);
+    return render(c, <ExportsLive databaseId={owned.id} exports={exports} locale={viewerLocale(c)} />);
+  })
+  .get("/:id/exports/:eid/download", async (c) => {
+    const owned = await getOwnedDatabase(c.env, c.get("accountId")!, c.req.param("id"));
+    const config = c.get("config");
+    const now = c.get("deps").now();
+    const found = await findExport(c.env, owned.id, c.req.param("eid"), now, config.ARCHIVE_RETENTION_SECONDS);
+    if (!found) throw notFound("No such export of this database.");
+    if (found.status !== "ready") {
+      await setFlash(c, { section: "exports", error: NOT_DOWNLOADABLE[found.status] });
+      return c.redirect(`/console/databases/${owned.id}#exports`, 303);
+    }
+    // A fresh link at every click: a page left open longer than the link life still downloads.
+    const link = await createDownloadLink({
+      keys: config.LINK_SIGNING_KEYS,
+      origin: new URL(c.req.url).origin,
+      databaseId: owned.id,
+      exportId: found.id,
+      now,
+      ttlSeconds: config.LINK_TTL_SECONDS,
+    });
+    return c.redirect(link.url, 303);
+  });

@@ -1,0 +1,73 @@
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { loadSession } from "../../auth/session";
+import type { AppEnv } from "../../http/context";
+import { ApiError } from "../../http/errors";
+import { onError } from "../../http/on-error";
+import { assetRoutes } from "./assets";
+import { authPages } from "./auth-pages";
+import { databasePages } from "./database-pages";
+import { exportPages } from "./exports-section";
+import { HOME_PATH } from "./format";
+import { Layout, render } from "./layout";
+import { profilePages } from "./profile-pages";
+import { pageCsrfGuard } from "./csrf";
+import { consoleSecureHeaders } from "./secure-headers";
+
+/** Pages that need a signed-in viewer send everyone else to sign in, then back here. */
+const requirePageSession: MiddlewareHandler<AppEnv> = async function requirePageSession(c, next) {
+  if (c.get("session") || (await loadSession(c))) return next();
+  const url = new URL(c.req.url);
+  const back = c.req.method === "GET" ? `?next=${encodeURIComponent(url.pathname + url.search)}` : "";
+  return c.redirect(`/console/signin${back}`, 303);
+};
+
+const TITLES: Record<number, string> = {
+  403: "Request refused",
+  404: "Not found",
+  500: "Something went wrong",
+};
+
+/**
+ * Errors on console pages become pages: the sentence the JSON routes would send, a way back, and
+ * for unexpected failures the request id (the JSON handler logs them, so the log is the same).
+ */
+function errorPage(err: Error, c: Context<AppEnv>): Response | Promise<Response> {
+  const json = onError(err, c);
+  const status = json.status as 403 | 404 | 500;
+  const sentence = err instanceof ApiError && status < 500 ? err.message : "Something went wrong on our side.";
+  return render(
+    c,
+    <Layout title={TITLES[status] ?? "Request refused"} narrow>
+      <div class="card">
+        <h1>{TITLES[status] ?? "Request refused"}</h1>
+        <p>{sentence}</p>
+        {status >= 500 && (
+          <p class="hint">
+            Quote request id <code>{c.get("requestId")}</code> when you contact support.
+          </p>
+        )}
+        <p>
+          <a href={HOME_PATH}>Back to your databases</a>
+        </p>
+      </div>
+    </Layout>,
+    status,
+  );
+}
+
+/**
+ * The console's web pages under /console: server-rendered HTML forms that work without any
+ * script. Mounted after /console/api, whose JSON routes answer first.
+ */
+export const consolePages = new Hono<AppEnv>();
+consolePages.use("*", consoleSecureHeaders);
+consolePages.route("/assets", assetRoutes);
+consolePages.use("*", pageCsrfGuard());
+for (const path of ["/databases", "/databases/*", "/profile", "/profile/*"]) consolePages.use(path, requirePageSession);
+
+consolePages.get("/", async (c) => c.redirect((await loadSession(c)) ? HOME_PATH : "/console/signin", 303));
+consolePages.route("/", authPages);
+consolePages.route("/profile", profilePages);
+consolePages.route("/databases", databasePages);
+consolePages.route("/databases", exportPages);
+consolePages.onError(errorPage);
