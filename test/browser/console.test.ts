@@ -23,7 +23,11 @@ let shopId = "";
 beforeAll(async () => {
   [worker, browser] = await Promise.all([startWorker(), launchChromium()]);
   // A viewer in New York with US English: dates must come out in that zone and language.
-  ({ page, cspViolations } = await openPage(browser, { locale: "en-US", timezoneId: "America/New_York" }));
+  ({ page, cspViolations } = await openPage(browser, {
+    locale: "en-US",
+    timezoneId: "America/New_York",
+    permissions: ["clipboard-read", "clipboard-write"],
+  }));
 });
 
 afterAll(async () => {
@@ -82,8 +86,10 @@ describe("console in Chromium", () => {
     expect(secret).toMatch(/^dbx_[0-9A-Za-z]{36}$/);
     expect(await probeFocus(page)).toMatchObject({ tag: "input", name: "Token secret" });
     await page.getByText("it will not be shown again").waitFor();
-    await page.getByRole("button", { name: "Copy" }).waitFor();
     await screenshot(page, "04-token-created");
+    await page.getByRole("button", { name: "Copy" }).click();
+    await page.getByRole("button", { name: "Copied" }).waitFor();
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(secret);
 
     expect((await startExportWith(secret, scratchId)).status).toBe(200);
   });

@@ -8,6 +8,7 @@ export const STYLES = `
   color: var(--ink); background: var(--bg); line-height: 1.5;
 }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; }
 code, textarea, .mono { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .9em; }
 a { color: var(--accent); }
