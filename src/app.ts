@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { createApiV1 } from "./api/v1";
+import { DOWNLOAD_PATH, downloadRoutes } from "./api/v1/download";
 import { csrfGuard, requireSession } from "./auth/session";
 import { authRoutes } from "./console/api/auth";
 import { consolePages } from "./console/pages";
@@ -42,7 +43,9 @@ export function createApp(deps: Deps = defaultDeps) {
   app.route("/console", consolePages);
 
   app.route("/", createApiV1());
+  app.route("/", downloadRoutes);
   allowOnly(app, "/api/v1/dbs/:id/export", ["POST"]);
+  allowOnly(app, DOWNLOAD_PATH, ["GET", "HEAD"]);
   allowOnly(app, "/api/v1/openapi.json", ["GET"]);
   allowOnly(app, "/docs", ["GET"]);
 

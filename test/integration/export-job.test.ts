@@ -2,7 +2,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { R2_MIN_PART_BYTES, stagingKey } from "../../src/exports/archive-upload";
 import { EXPORT_DLQ, EXPORT_MAX_ATTEMPTS, retryDelaySeconds } from "../../src/exports/job";
+import { clockedApp, recordExportJobs } from "./api-helpers";
 import { T0, deliver, exportRow, gunzipText, pendingExport, randomRowsSql, sha256Of } from "./export-helpers";
+import { accountWithToken } from "./helpers";
 
 /** R2 refuses keys longer than 1024 bytes: an export id this long makes every upload fail for real. */
 const unstorableId = () => `${crypto.randomUUID()}-${"x".repeat(1100)}`;
@@ -84,6 +86,20 @@ describe("export job", () => {
     const failedRow = await exportRow(failed.exportId);
     expect((await deliver(failed.job, EXPORT_MAX_ATTEMPTS + 1)).explicitAcks).toHaveLength(1);
     expect(await exportRow(failed.exportId)).toEqual(failedRow);
+  });
+
+  it("lets a new export of the database start at once after a failure", async () => {
+    const jobs = recordExportJobs({ deliver: false });
+    try {
+      const { token, databaseId } = await accountWithToken();
+      const { startExport } = clockedApp(T0);
+      expect((await startExport(token, databaseId)).status).toBe(200);
+      expect(await (await startExport(token, databaseId)).json()).toMatchObject({ code: "export_in_flight" });
+      await deliver(jobs.sent[0], 1, { queue: EXPORT_DLQ });
+      expect((await startExport(token, databaseId)).status).toBe(200);
+    } finally {
+      jobs.restore();
+    }
   });
 
   it("drops a message without export and database ids", async () => {
