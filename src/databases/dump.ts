@@ -140,6 +140,7 @@ function sequenceRows(sql: SqlStorage): string {
   return `DELETE FROM sqlite_sequence;\n${rows.map((r) => `INSERT INTO sqlite_sequence VALUES(${r.v});\n`).join("")}`;
 }
 
+/** How dumpStream reports its end and guards against a reader that went away. */
 export interface DumpStreamOptions {
   /** Runs once, when the stream ends, fails, is cancelled or goes idle. */
   onDone?: () => void;

@@ -18,12 +18,14 @@ export interface ReadyArchive {
   sha256: string;
 }
 
+/** The parts of the download request that shape the reply. */
 export interface ArchiveRequest {
   method: string;
   range: string | null;
   ifRange: string | null;
 }
 
+/** Runtime hooks for archiveResponse. */
 export interface ArchiveResponseOptions {
   /** Keeps the worker alive while a multipart body is still being written. */
   waitUntil: (work: Promise<unknown>) => void;

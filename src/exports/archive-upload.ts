@@ -18,12 +18,14 @@ export interface ArchiveMetadata extends Record<string, string> {
   size: string;
 }
 
+/** What was stored: the archive's size and hash, as the D1 record keeps them. */
 export interface UploadedArchive {
   size: number;
   /** SHA-256 of the stored (compressed) bytes, lowercase hex. */
   sha256: string;
 }
 
+/** Tuning and extra metadata for uploadArchive. */
 export interface UploadOptions {
   /** Size of every part but the last; at least R2_MIN_PART_BYTES. */
   partBytes?: number;

@@ -15,6 +15,7 @@ export const EXPORT_DLQ = "export-jobs-dlq";
 /** Operator detail kept in `failure_reason`; longer messages are cut. */
 const MAX_REASON_CHARS = 500;
 
+/** What the queue consumer takes besides the batch: the clock, and a part size tests may lower. */
 export interface JobOptions extends Pick<UploadOptions, "partBytes"> {
   /** The clock (Unix ms), injectable like the HTTP app's. */
   now: () => number;

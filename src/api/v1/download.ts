@@ -16,6 +16,7 @@ import { accountKey, addressCaller, type CallerKey, rateLimit } from "../../http
  * signature, expiry, call rate, then the export record.
  */
 
+/** The route pattern (Hono syntax) of the download link. */
 export const DOWNLOAD_PATH = "/api/v1/dbs/:id/exports/:eid/download";
 
 /** One sentence for a missing export, another database's export and a failed one: all look alike. */
