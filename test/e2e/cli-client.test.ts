@@ -14,9 +14,10 @@ import { type Worker, startWorker } from "./harness";
 const VARS = {
   EXPORT_COOLDOWN_SECONDS: "8",
   PENDING_RETRY_AFTER_SECONDS: "1",
-  // Tight enough that a test can spend an account's allowance in a few calls.
-  RATE_LIMIT_PER_MINUTE: "120",
-  RATE_LIMIT_BURST: "5",
+  // Tight enough that a test can spend an account's allowance in a few calls, and slow to come back
+  // (a call every 3 s), so the next call is still refused when a loaded machine is slow to start it.
+  RATE_LIMIT_PER_MINUTE: "20",
+  RATE_LIMIT_BURST: "6",
 };
 
 describe("dbexport against a real Worker", () => {

@@ -14,8 +14,9 @@ import { type Worker, startWorker } from "./harness";
 // variables the README asks the reader to set (EXPORT_API_URL, EXPORT_API_TOKEN, DATABASE_ID, url)
 // come from the test.
 
-// A call rate tight enough that a test can spend an account's allowance in a few calls.
-const VARS = { PENDING_RETRY_AFTER_SECONDS: "1", RATE_LIMIT_PER_MINUTE: "120", RATE_LIMIT_BURST: "5" };
+// A call rate tight enough that a test can spend an account's allowance in a few calls, and slow
+// to come back (a call every 3 s), so the next call is still refused when a loaded machine is slow to start it.
+const VARS = { PENDING_RETRY_AFTER_SECONDS: "1", RATE_LIMIT_PER_MINUTE: "20", RATE_LIMIT_BURST: "6" };
 
 /** The `sh` code blocks of the README section, in order. */
 function readmeBlocks(): string[] {
