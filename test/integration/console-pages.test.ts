@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { uniqueEmail } from "./helpers";
 import { PageClient, fieldError, inputValue, signedUpPage } from "./console-pages-helpers";
 
@@ -156,6 +156,26 @@ describe("console pages: API tokens", () => {
 
     const stored = await env.DB.prepare("SELECT * FROM api_tokens WHERE name = 'ci-backup' AND prefix = ?").bind(secret.slice(0, 8)).first();
     expect(JSON.stringify(stored)).not.toContain(secret);
+  });
+
+  it("keeps the secret, the flash cookie and the session out of every log line", async () => {
+    const client = await signedUpPage();
+    const lines: string[] = [];
+    for (const level of ["log", "warn", "error", "info"] as const) {
+      vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
+    }
+    await client.post("/console/profile/tokens", { name: "quiet" });
+    const flash = client.cookies.get("console_flash")!;
+    const secret = inputValue(await client.page("/console/profile"), "new-token-value")!;
+    vi.restoreAllMocks();
+    const requests = lines.map((l) => JSON.parse(l)).filter((e) => e.msg === "request");
+    expect(requests.map((e) => [e.method, e.route, e.status])).toEqual([
+      ["POST", "/console/profile/tokens", 303],
+      ["GET", "/console/profile", 200],
+    ]);
+    for (const hidden of [secret, flash, client.cookies.get("session")!]) {
+      for (const line of lines) expect(line).not.toContain(hidden);
+    }
   });
 
   it("shows a bad token name next to the field", async () => {

@@ -1,6 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import { database } from "../../db/client";
 import { type ExportStatus, exports } from "../../db/schema";
+import { isPastRetention } from "../../exports/retention";
 import { iso } from "../../lib/time";
 
 /** How many exports a database page lists, newest first. */
@@ -20,10 +21,11 @@ type ExportRow = typeof exports.$inferSelect;
 
 /**
  * The status a person should see: a `ready` export whose retention time has passed is `expired`
- * even before the retention sweep has rewritten its record, as its link already answers 410.
+ * even before the retention sweep has rewritten its record, as its link already answers 410
+ * (the same rule as the download endpoint's).
  */
 export function shownStatus(row: Pick<ExportRow, "status" | "finishedAt">, now: number, retentionSeconds: number): ExportStatus {
-  if (row.status === "ready" && row.finishedAt !== null && now >= row.finishedAt + retentionSeconds * 1000) return "expired";
+  if (row.status === "ready" && row.finishedAt !== null && isPastRetention(row.finishedAt, retentionSeconds, now)) return "expired";
   return row.status;
 }
 

@@ -59,7 +59,7 @@ function ExportTable(props: { databaseId: string; exports: ExportRowView[]; loca
               <td>
                 <Digest sha256={e.sha256} />
               </td>
-              <td class="row-actions">
+              <td class="actions-cell">
                 {e.status === "ready" && (
                   <a class="button small" href={`/console/databases/${props.databaseId}/exports/${e.id}/download`}>
                     Download
@@ -116,6 +116,7 @@ export function ExportsSection(props: {
       </div>
       {props.flash?.section === "exports" && <FlashMessages flash={props.flash} />}
       <ExportsLive databaseId={props.databaseId} exports={props.exports} locale={props.locale} />
+      <p class="visually-hidden" role="status" data-live-announce=""></p>
     </section>
   );
 }
@@ -187,5 +188,6 @@ export const exportPages = new Hono<AppEnv>()
       now,
       ttlSeconds: config.LINK_TTL_SECONDS,
     });
+    c.header("Cache-Control", "no-store");
     return c.redirect(link.url, 303);
   });

@@ -14,6 +14,7 @@ export function fieldErrors(error: z.ZodError): FieldErrors {
   return out;
 }
 
+/** A read form: the valid data, or the errors per field; both with the text as typed. */
 export type FormResult<T> =
   | { ok: true; data: T; values: Record<string, string> }
   | { ok: false; errors: FieldErrors; values: Record<string, string> };

@@ -56,13 +56,18 @@ function errorPage(err: Error, c: Context<AppEnv>): Response | Promise<Response>
 }
 
 /**
+ * Where the pages live, below /console. Middleware is bound to these and not to `/console/*`, so
+ * it never touches the JSON routes under /console/api (nor their route name in the request log).
+ */
+const PAGE_PATHS = ["/", "/signin", "/signup", "/signout", "/profile", "/profile/*", "/databases", "/databases/*", "/assets/*"];
+
+/**
  * The console's web pages under /console: server-rendered HTML forms that work without any
  * script. Mounted after /console/api, whose JSON routes answer first.
  */
 export const consolePages = new Hono<AppEnv>();
-consolePages.use("*", consoleSecureHeaders);
+for (const path of PAGE_PATHS) consolePages.use(path, consoleSecureHeaders, pageCsrfGuard());
 consolePages.route("/assets", assetRoutes);
-consolePages.use("*", pageCsrfGuard());
 for (const path of ["/databases", "/databases/*", "/profile", "/profile/*"]) consolePages.use(path, requirePageSession);
 
 consolePages.get("/", async (c) => c.redirect((await loadSession(c)) ? HOME_PATH : "/console/signin", 303));

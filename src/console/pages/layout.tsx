@@ -31,6 +31,7 @@ export async function loadViewer(c: Context<AppEnv>): Promise<Viewer> {
 /** The locale dates are formatted in, from the browser's `Accept-Language`. */
 export const viewerLocale = (c: Context) => pickLocale(c.req.header("Accept-Language"));
 
+/** The navigation entry a page belongs to (marked `aria-current`). */
 export type Section = "databases" | "profile";
 
 interface LayoutProps {

@@ -71,7 +71,7 @@ function TokenTable(props: { tokens: TokenView[]; locale: string }) {
               <td>
                 <DateTime iso={t.last_used_at} locale={props.locale} />
               </td>
-              <td class="row-actions">
+              <td class="actions-cell">
                 <a class="button secondary small" href={`/console/profile/tokens/${t.id}/revoke`} aria-label={`Revoke ${t.name}`}>
                   Revoke
                 </a>

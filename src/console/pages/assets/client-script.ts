@@ -17,6 +17,7 @@ export const CLIENT_SCRIPT = `"use strict";
     root.querySelectorAll("button[data-copy]").forEach(function (button) {
       var source = document.getElementById(button.getAttribute("data-copy"));
       if (!source) return;
+      source.addEventListener("focus", function () { source.select(); });
       button.hidden = false;
       button.addEventListener("click", function () {
         var done = function () {
@@ -37,7 +38,14 @@ export const CLIENT_SCRIPT = `"use strict";
     var box = document.querySelector("[data-live-src]");
     if (!box) return;
     var src = box.getAttribute("data-live-src");
+    var announce = document.querySelector("[data-live-announce]");
     var inProgress = function () { return box.querySelector("[data-status=pending], [data-status=running]") !== null; };
+    // Poll quickly at first, then back off, so a page left open on a slow export stays cheap.
+    var delay = 1000;
+    var later = function () {
+      delay = Math.min(delay * 1.5, 15000);
+      setTimeout(tick, delay);
+    };
     var tick = function () {
       if (!inProgress()) return;
       fetch(src, { credentials: "same-origin", cache: "no-store" })
@@ -48,15 +56,16 @@ export const CLIENT_SCRIPT = `"use strict";
             box.innerHTML = next.innerHTML;
             localDates(box);
             hideRefresh();
+            if (!inProgress() && announce) announce.textContent = "The export is ready.";
           }
-          setTimeout(tick, 1500);
-        }, function () { setTimeout(tick, 5000); });
+          later();
+        }, later);
     };
     var hideRefresh = function () {
       box.querySelectorAll("[data-refresh-link]").forEach(function (link) { link.hidden = true; });
     };
     hideRefresh();
-    setTimeout(tick, 1500);
+    setTimeout(tick, delay);
   }
 
   localDates(document);

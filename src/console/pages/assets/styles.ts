@@ -63,6 +63,7 @@ button.ghost { background: transparent; border-color: #4b5563; color: #e5e7eb; p
 button.small, .button.small { padding: 4px 10px; font-size: .9em; }
 .row-actions { display: flex; gap: 8px; justify-content: flex-end; }
 .row-actions form { margin: 0; }
+.actions-cell { text-align: right; white-space: nowrap; }
 
 table { width: 100%; border-collapse: collapse; font-size: .95em; }
 th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid var(--line); vertical-align: middle; }
