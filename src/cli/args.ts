@@ -9,7 +9,7 @@ Starts an export of the database, waits for it, downloads the archive and checks
 Options:
   --base-url URL   API base address (default: $EXPORT_API_URL)
   --output FILE    where to save the archive (default: the server's file name)
-  --quiet          no progress or phase lines; errors only
+  --quiet          no progress, phase lines or summary sentence; errors only
   --json           print one JSON summary line on stdout
   --no-wait        exit (code 8) instead of waiting out a cooldown or an export started elsewhere
   -h, --help       show this help
