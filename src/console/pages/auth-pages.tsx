@@ -6,8 +6,7 @@ import { Field } from "./components";
 import { AUTH_PAGE_REFERRER_POLICY } from "./secure-headers";
 import { setFlash, takeFlash, type Flash } from "./flash";
 import { HOME_PATH, safeNext } from "./format";
-import type { FieldErrors } from "./forms";
-import { readForm } from "./forms";
+import { type FieldErrors, readForm } from "./forms";
 import { Layout, render } from "./layout";
 
 type Mode = "signin" | "signup";

@@ -7,7 +7,7 @@ import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
 import { Bytes, Csrf, DateTime, EmptyState, StatusBadge } from "./components";
 import { type Flash, setFlash } from "./flash";
-import { describeWait } from "./format";
+import { describeWait, shortDigest } from "./format";
 import { type ExportRowView, findExport, listRecentExports } from "./export-list";
 import { FlashMessages, render, viewerLocale } from "./layout";
 
@@ -18,7 +18,7 @@ function Digest(props: { sha256: string | null }) {
   return (
     <details class="digest">
       <summary>
-        <code>{props.sha256.slice(0, 12)}…</code>
+        <code>{shortDigest(props.sha256)}</code>
       </summary>
       <code data-sha256={props.sha256}>{props.sha256}</code>
     </details>
