@@ -12,6 +12,7 @@ import type { BenchContext } from "./bench/context";
 import { type Dataset, measureExportAndDownload, prepareDataset } from "./bench/export-phase";
 import { measureLatency } from "./bench/latency-phase";
 import { describeMachine } from "./bench/machine";
+import { currentRss } from "./bench/memory";
 import { missingTools } from "./bench/native";
 import { startNginx } from "./bench/nginx";
 import { type BenchOptions, USAGE, parseOptions } from "./bench/options";
@@ -26,7 +27,7 @@ const BENCH_VARS = {
 };
 
 /** Table order: by what is measured, then in the order measured. */
-const ORDER = ["Export", "Download", "Start", "503", "Memory"];
+const ORDER = ["Export", "Download", "Start", "Poll", "Memory"];
 
 function readOptions(): BenchOptions {
   try {
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
   mkdirSync(archives);
   const { log, progress } = output();
   const checks: BenchReport["checks"] = [];
+  const notes: string[] = [];
   log(`Bench directory: ${dir}${options.keep ? " (kept)" : ""}`);
 
   const nginx = await startNginx(join(dir, "nginx"), archives);
@@ -84,8 +86,15 @@ async function main(): Promise<void> {
   };
   process.once("SIGINT", () => void cleanup().then(() => process.exit(130)));
 
+  // Idle: started and answering, no account or data yet.
+  await new Promise((r) => setTimeout(r, 2000));
   const ctx: BenchContext = {
     options, dir, archives, server, nginx, log, progress,
+    idleRss: currentRss(server.process.pid!, server.port),
+    note: (line) => {
+      notes.push(line);
+      log(line);
+    },
     check: (name, ok, detail) => {
       checks.push({ name, ok, detail });
       if (!ok) log(`check failed: ${name}: ${detail}`);
@@ -95,14 +104,19 @@ async function main(): Promise<void> {
     const account = await createAccount(server.url, "bench@example.com");
     const rows: ResultRow[] = [];
     const datasets: Dataset[] = [];
+    const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(0)} s`;
     for (const size of options.sizes) {
       const data = await prepareDataset(ctx, account, size);
       datasets.push(data);
+      const measuring = performance.now();
       rows.push(...(await measureExportAndDownload(ctx, account, data)));
+      log(`${data.label}: export and download measured in ${seconds(measuring)}`);
     }
-    // Polls need an export that lasts a while but not minutes: the largest dataset up to 200 MB.
+    // Polls need an export that lasts a while but not minutes: the largest dataset up to 250 MB.
     const pollData = [...datasets].reverse().find((d) => d.rawBytes <= 250e6) ?? datasets[0]!;
+    const measuring = performance.now();
     rows.push(...(await measureLatency(ctx, account, pollData)));
+    log(`latency measured in ${seconds(measuring)}`);
 
     rows.sort((a, b) => ORDER.findIndex((k) => a.subject.startsWith(k)) - ORDER.findIndex((k) => b.subject.startsWith(k)));
     const report: BenchReport = {
@@ -110,6 +124,7 @@ async function main(): Promise<void> {
       machine: await describeMachine(),
       options: { ...options, durationSeconds: Math.round((Date.now() - began) / 1000) },
       rows,
+      notes,
       checks,
     };
     const out = resolve(ROOT, options.out);

@@ -6,8 +6,8 @@
  */
 import { join } from "node:path";
 import type { BenchContext } from "./context";
-import { type RssByRole, RssPeak, currentRss } from "./memory";
-import { buildNativeDatabase, nativeArchiveBytes, nativeExport, restoresToSameRows } from "./native";
+import { type RssByRole, RssPeak } from "./memory";
+import { buildNativeDatabase, nativeArchiveBytes, nativeExport, restoreAndCompare } from "./native";
 import { type ResultRow, row } from "./report";
 import { formatSize } from "./options";
 import { curlDownload, fileSha256, mbPerSecond } from "./transfer";
@@ -53,8 +53,7 @@ async function withPeak<T>(ctx: BenchContext, work: () => Promise<T>): Promise<[
 /** Measures export and download of one dataset; returns the table rows. */
 export async function measureExportAndDownload(ctx: BenchContext, account: BenchAccount, data: Dataset): Promise<ResultRow[]> {
   const { label } = data;
-  await new Promise((r) => setTimeout(r, 1000));
-  const idle = currentRss(ctx.server.process.pid!, ctx.server.port);
+  const idle = ctx.idleRss;
   const worker: number[] = [];
   const native: number[] = [];
   const exportPeak: number[] = [];
@@ -80,8 +79,13 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
   ctx.check(`${label} download`, saved.sha256 === sha256 && saved.bytes === last.archiveBytes, `${saved.bytes} bytes, SHA-256 ${sha256 === saved.sha256 ? "equals" : "differs from"} X-Export-SHA256`);
   const nativeGz = await nativeArchiveBytes(data.nativePath);
   ctx.progress(`${label}: restoring the archive with sqlite3`);
-  const same = await restoresToSameRows(archive, data.nativePath, join(ctx.dir, "restored.db"));
-  ctx.check(`${label} round trip`, same, same ? "the archive restores with sqlite3 to the same schema and rows as the native file" : "the restored database's .dump differs from the native file's");
+  const trip = await restoreAndCompare(archive, data.nativePath, join(ctx.dir, "restored.db"));
+  ctx.check(`${label} round trip`, trip.same, trip.same ? "the archive restores with sqlite3 to the same schema and rows as the native file" : "the restored database's .dump differs from the native file's");
+  ctx.check(
+    `${label} archive contents`,
+    trip.extraObjects.length === 0,
+    trip.extraObjects.length === 0 ? "only the database's own tables and indexes" : `also holds objects the database's owner never made: ${trip.extraObjects.join(", ")}`,
+  );
 
   const download: number[] = [];
   const nginx: number[] = [];
@@ -102,8 +106,8 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
     row(`Export ${label}`, "throughput, MB/s of raw data", worker, "sqlite3 .dump | gzip -6 | sha256sum", native, "higher"),
     row(`Export ${label}`, "archive size, MB", [last.archiveBytes / MB], "gzip -6 of sqlite3 .dump", [nativeGz / MB], "lower"),
     row(`Download ${label} (${archiveLabel})`, "curl, MB/s", download, "nginx, same file from disk", nginx, "higher"),
-    row(`Memory ${label}`, "workerd runtime peak RSS during export, MB", exportPeak.map((b) => b / MB), "idle RSS before the export", [idle.runtime / MB], "lower"),
-    row(`Memory ${label}`, "workerd runtime peak RSS during download, MB", downloadPeak.map((b) => b / MB), "idle RSS before the export", [idle.runtime / MB], "lower"),
-    row(`Memory ${label}`, "workerd proxy peak RSS during download, MB", proxyPeak.map((b) => b / MB), "idle RSS of the proxy", [idle.proxy / MB], "lower"),
+    row(`Memory ${label}`, "workerd runtime peak RSS during export, MB", exportPeak.map((b) => b / MB), "idle RSS at start", [idle.runtime / MB], "lower"),
+    row(`Memory ${label}`, "workerd runtime peak RSS during download, MB", downloadPeak.map((b) => b / MB), "idle RSS at start", [idle.runtime / MB], "lower"),
+    row(`Memory ${label}`, "workerd proxy peak RSS during download, MB", proxyPeak.map((b) => b / MB), "idle RSS of the proxy at start", [idle.proxy / MB], "lower"),
   ];
 }

@@ -11,12 +11,16 @@ export interface LoadRequest {
   headers?: Record<string, string>;
 }
 
+/** One reply: its status, body and latency (request sent to last byte read), ms. */
+export interface Reply {
+  status: number;
+  ms: number;
+  body: string;
+}
+
 /** What one load run saw. */
 export interface LoadResult {
-  /** Latency of each reply whose status was counted, ms. */
-  latenciesMs: number[];
-  /** Replies by status (all of them, counted or not). */
-  statuses: Record<number, number>;
+  replies: Reply[];
   seconds: number;
 }
 
@@ -25,31 +29,18 @@ export interface LoadOptions {
   requestsPerClient: number;
   /** The i-th request of client c. */
   next: (client: number, i: number) => LoadRequest;
-  /** Replies with this status are counted as latency samples; a client stops at any other. */
-  status: number;
-  /** Receives the body of each counted reply. */
-  onBody?: (body: string) => void;
+  /** A client goes on while its replies pass this test (default: always). */
+  goOn?: (status: number) => boolean;
 }
 
-/**
- * Sends one request; resolves with its status and latency once the whole body has arrived. A
- * reply that is not a sample (e.g. the archive itself once an export is ready) is not read: its
- * connection is dropped instead.
- */
-function send(agent: Agent, req: LoadRequest, sampleStatus: number): Promise<{ status: number; ms: number; body: string }> {
+function send(agent: Agent, req: LoadRequest): Promise<Reply> {
   return new Promise((ok, fail) => {
     const started = performance.now();
     const r = request(req.url, { method: req.method, headers: req.headers, agent }, (res) => {
-      const status = res.statusCode ?? 0;
-      if (status !== sampleStatus) {
-        res.destroy();
-        ok({ status, ms: performance.now() - started, body: "" });
-        return;
-      }
       let body = "";
       res.setEncoding("utf8");
       res.on("data", (chunk: string) => (body += chunk));
-      res.on("end", () => ok({ status, ms: performance.now() - started, body }));
+      res.on("end", () => ok({ status: res.statusCode ?? 0, ms: performance.now() - started, body }));
       res.on("error", fail);
     });
     r.on("error", fail);
@@ -60,16 +51,13 @@ function send(agent: Agent, req: LoadRequest, sampleStatus: number): Promise<{ s
 /** Runs the load; every client sends up to `requestsPerClient` requests. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.clients });
-  const latenciesMs: number[] = [];
-  const statuses: Record<number, number> = {};
+  const replies: Reply[] = [];
   const started = performance.now();
   const client = async (c: number) => {
     for (let i = 0; i < options.requestsPerClient; i++) {
-      const { status, ms, body } = await send(agent, options.next(c, i), options.status);
-      statuses[status] = (statuses[status] ?? 0) + 1;
-      if (status !== options.status) return;
-      latenciesMs.push(ms);
-      options.onBody?.(body);
+      const reply = await send(agent, options.next(c, i));
+      replies.push(reply);
+      if (options.goOn && !options.goOn(reply.status)) return;
     }
   };
   try {
@@ -77,7 +65,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   } finally {
     agent.destroy();
   }
-  return { latenciesMs, statuses, seconds: (performance.now() - started) / 1000 };
+  return { replies, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Replies counted by status, e.g. `48x503 2x206`. */
+export function statusCounts(replies: Reply[]): string {
+  const counts = new Map<number, number>();
+  for (const r of replies) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
+  return [...counts].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${n}x${s}`).join(" ");
 }
 
 /** The p-th percentile (0..100) by nearest rank. */

@@ -62,14 +62,33 @@ export async function nativeArchiveBytes(path: string): Promise<number> {
   return Number((await shell(`sqlite3 "$1" .dump | gzip -6 | wc -c`, [path])).trim());
 }
 
+/** What restoring a Worker archive gave, compared with the native file. */
+export interface RoundTrip {
+  /** Same schema and rows as the native file, once `extraObjects` are set aside. */
+  same: boolean;
+  /** Objects in the archive that the native file does not have, as `type name`. */
+  extraObjects: string[];
+}
+
+const SCHEMA_OBJECTS = "SELECT type || ' ' || name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY 1";
+
 /**
  * Restores a Worker archive into a fresh `sqlite3` file and compares its `.dump` with the native
- * file's: equal text means the same schema and the same rows, value for value.
+ * file's: equal text means the same schema and the same rows, value for value. Objects only the
+ * archive holds are listed, then dropped before the comparison.
  */
-export async function restoresToSameRows(archive: string, nativePath: string, scratch: string): Promise<boolean> {
+export async function restoreAndCompare(archive: string, nativePath: string, scratch: string): Promise<RoundTrip> {
   await shell(`rm -f "$2" && gunzip -c "$1" | sqlite3 -bail "$2"`, [archive, scratch]);
+  const objects = async (p: string) => (await shell(`sqlite3 "$1" "$2"`, [p, SCHEMA_OBJECTS])).split("\n").filter(Boolean);
+  const expected = new Set(await objects(nativePath));
+  const extraObjects = (await objects(scratch)).filter((o) => !expected.has(o));
+  const drops = extraObjects.map((o) => {
+    const [type, ...name] = o.split(" ");
+    return `DROP ${type!.toUpperCase()} IF EXISTS "${name.join(" ").replace(/"/g, '""')}";`;
+  });
+  if (drops.length > 0) await shell(`sqlite3 -bail "$1" "$2"`, [scratch, drops.join("\n")]);
   const digest = (p: string) => shell(`sqlite3 "$1" .dump | sha256sum`, [p]);
   const [restored, native] = await Promise.all([digest(scratch), digest(nativePath)]);
   await shell(`rm -f "$1"`, [scratch]);
-  return restored === native;
+  return { same: restored === native, extraObjects };
 }

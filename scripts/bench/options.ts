@@ -21,7 +21,7 @@ export interface BenchOptions {
 
 export const USAGE = `Usage: npm run bench -- [flags]
 
-  --quick            small sizes (5MB,20MB) and fewer requests; finishes in under 3 minutes
+  --quick            small sizes (4MB,16MB) and fewer requests; finishes in under 3 minutes
   --sizes LIST       raw data sizes to export, e.g. 50MB,200MB,1GB (the default)
   --runs N           runs per figure (default 3); the table shows median [min-max]
   --clients N        concurrent clients for start/poll latency (default 50)
@@ -71,7 +71,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     strict: true,
   });
   if (values.help) return null;
-  const sizes = (values.sizes ?? (values.quick ? "5MB,20MB" : "50MB,200MB,1GB")).split(",").map(parseSize).sort((a, b) => a - b);
+  const sizes = (values.sizes ?? (values.quick ? "4MB,16MB" : "50MB,200MB,1GB")).split(",").map(parseSize).sort((a, b) => a - b);
   return {
     sizes,
     runs: positive("runs", values.runs, 3),

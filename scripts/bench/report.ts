@@ -60,6 +60,8 @@ export interface BenchReport {
   machine: Machine;
   options: Record<string, unknown>;
   rows: ResultRow[];
+  /** Observations made on the way that the figures alone do not show. */
+  notes: string[];
   /** Correctness checks done on the way (archive hashes, round trip to the same rows). */
   checks: { name: string; ok: boolean; detail: string }[];
 }
@@ -92,7 +94,7 @@ export function renderTable(report: BenchReport): string {
   const text = lines.map((l) => l.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd());
   text.splice(1, 0, widths.map((w) => "-".repeat(w)).join("  "));
   const checks = report.checks.map((c) => `${c.ok ? "ok  " : "FAIL"} ${c.name}: ${c.detail}`);
-  return [...head, ...text, "", ...checks].join("\n");
+  return [...head, ...text, "", ...report.notes, "", ...checks].join("\n");
 }
 
 /** Writes the report as JSON, creating the directory. */

@@ -1,0 +1,124 @@
+/**
+ * `npx tsx scripts/bench/profile-export.ts [--size 20MB]`: one export under a CPU profile of the
+ * Worker's isolate (through wrangler's inspector), with a `/healthz` probe every 100 ms beside it.
+ * Prints where the isolate spent its time (self time by function), the longest
+ * stretch it ran without going idle, and how long the probes waited; writes the `.cpuprofile`
+ * (open it in Chrome DevTools) to the temporary directory.
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { generateSecrets, startDevServer } from "../lib/dev-server";
+import { parseSize } from "./options";
+import { createAccount, createDatabase, fillDatabase, startExport, waitUntilReady } from "./worker-client";
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** A minimal DevTools protocol client over the inspector's WebSocket. */
+async function inspector(url: string) {
+  // wrangler's inspector proxy refuses a connection without an Origin; Node's WebSocket (undici)
+  // takes headers in an options object that the DOM typings do not describe.
+  const Socket = WebSocket as unknown as new (url: string, options: { headers: Record<string, string> }) => WebSocket;
+  const ws = new Socket(url, { headers: { Origin: "http://127.0.0.1" } });
+  await new Promise((ok, fail) => {
+    ws.onopen = ok;
+    ws.onerror = fail;
+  });
+  let next = 1;
+  const waiting = new Map<number, (result: unknown) => void>();
+  ws.onmessage = (event) => {
+    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
+    if (message.id !== undefined) waiting.get(message.id)?.(message.result);
+  };
+  return {
+    send: <T>(method: string, params: object = {}) =>
+      new Promise<T>((ok) => {
+        const id = next++;
+        waiting.set(id, ok as (result: unknown) => void);
+        ws.send(JSON.stringify({ id, method, params }));
+      }),
+    close: () => ws.close(),
+  };
+}
+
+/** Self time (ms) grouped by `key`, largest first. */
+function selfTime(profile: Profile, key: (node: ProfileNode) => string): [string, number][] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const totals = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const k = key(byId.get(id)!);
+    totals.set(k, (totals.get(k) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  });
+  return [...totals].sort((a, b) => b[1] - a[1]);
+}
+
+/** The longest run of consecutive samples that were not `(idle)`, ms. */
+function longestBusyStretch(profile: Profile): number {
+  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === "(idle)").map((n) => n.id));
+  let longest = 0;
+  let current = 0;
+  profile.samples.forEach((id, i) => {
+    current = idle.has(id) ? 0 : current + (profile.timeDeltas[i] ?? 0) / 1000;
+    longest = Math.max(longest, current);
+  });
+  return longest;
+}
+
+/** wrangler bundles the Worker into one file, so a frame is told apart by its function name. */
+const functionName = (n: ProfileNode) => n.callFrame.functionName || (n.callFrame.url ? "(anonymous)" : "(native)");
+
+const { values } = parseArgs({ options: { size: { type: "string", default: "20MB" } } });
+const size = parseSize(values.size!);
+const dir = mkdtempSync(join(tmpdir(), "control-plane-profile-"));
+const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0" } });
+try {
+  const account = await createAccount(server.url, "profile@example.com");
+  const databaseId = await createDatabase(account, "profile");
+  const raw = await fillDatabase(account, databaseId, size);
+  const args = server.process.spawnargs;
+  const port = args[args.indexOf("--inspector-port") + 1];
+  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
+  const devtools = await inspector(target!.webSocketDebuggerUrl);
+  await devtools.send("Profiler.enable");
+  await devtools.send("Profiler.setSamplingInterval", { interval: 200 });
+  await devtools.send("Profiler.start");
+
+  const started = await startExport(account, databaseId);
+  const probes: number[] = [];
+  let done = false;
+  const probing = (async () => {
+    while (!done) {
+      const t = performance.now();
+      await (await fetch(`${server.url}/healthz`)).arrayBuffer();
+      probes.push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  const ready = await waitUntilReady(started);
+  done = true;
+  await probing;
+  const { profile } = await devtools.send<{ profile: Profile }>("Profiler.stop");
+  devtools.close();
+
+  const file = join(dir, "export.cpuprofile");
+  writeFileSync(file, JSON.stringify(profile));
+  const total = profile.timeDeltas.reduce((a, b) => a + b, 0) / 1000;
+  const ms = (n: number) => `${n.toFixed(0).padStart(7)} ms ${((100 * n) / total).toFixed(1).padStart(5)}%`;
+  console.log(`Export of ${(raw / 1e6).toFixed(1)} MB raw: ${ready.totalMs.toFixed(0)} ms to ready, archive ${(ready.archiveBytes / 1e6).toFixed(1)} MB`);
+  console.log(`Profile: ${total.toFixed(0)} ms sampled; longest stretch without going idle: ${longestBusyStretch(profile).toFixed(0)} ms`);
+  console.log(`/healthz probes during the export: ${probes.length}, slowest ${Math.max(...probes).toFixed(0)} ms\n`);
+  console.log("Self time by function:");
+  for (const [k, v] of selfTime(profile, functionName).slice(0, 25)) console.log(`  ${ms(v)}  ${k}`);
+  console.log(`\nCPU profile: ${file}`);
+} finally {
+  await server.stop();
+}
