@@ -3,7 +3,21 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ExitCode } from "../../src/cli/exit-codes";
-import { type Run, type TestAccount, buildClient, createAccount, restoredCustomers, runClient, sha256Of, spendAllowance } from "./cli-helpers";
+import { exportIdOf } from "../../src/cli/headers";
+import { LinkStore } from "../../src/cli/state";
+import {
+  type Run,
+  type TestAccount,
+  buildClient,
+  createAccount,
+  restoredCustomers,
+  runClient,
+  setExportStatus,
+  sha256Of,
+  spendAllowance,
+  startClient,
+  startExport,
+} from "./cli-helpers";
 import { startCutProxy } from "./cut-proxy";
 import { type Worker, startWorker } from "./harness";
 
@@ -14,6 +28,7 @@ import { type Worker, startWorker } from "./harness";
 const VARS = {
   EXPORT_COOLDOWN_SECONDS: "8",
   PENDING_RETRY_AFTER_SECONDS: "1",
+  IN_FLIGHT_RETRY_AFTER_SECONDS: "1",
   // Tight enough that a test can spend an account's allowance in a few calls, and slow to come back
   // (a call every 3 s), so the next call is still refused when a loaded machine is slow to start it.
   RATE_LIMIT_PER_MINUTE: "20",
@@ -88,6 +103,51 @@ describe("dbexport against a real Worker", () => {
       const wait = Number(/cooldown active, waiting (\d+) s \(the whole cooldown\) before starting a new export/.exec(result.stderr)?.[1]);
       expect(wait).toBeGreaterThan(0);
       expect(Date.now() - started).toBeGreaterThanOrEqual(wait * 1000);
+    });
+  });
+
+  describe("an export in flight (held `running` in D1: locally the queue finishes one at once)", () => {
+    it("polls the link it stored when it started that export, through 503, until the archive is ready", async () => {
+      const { account, databaseId, cwd, stateDir, env } = await setUp("cli-in-flight");
+      // An earlier run started the export and stored its link, then stopped.
+      const earlier = await startExport(worker.url, account.token, databaseId);
+      new LinkStore(stateDir).save(databaseId, { url: earlier.url, expiresAt: earlier.expires_at });
+      const exportId = exportIdOf(earlier.url)!;
+      await setExportStatus(worker.persistTo, exportId, "running");
+      const client = startClient(bundle, ["export", databaseId, "--json"], { cwd, env });
+      try {
+        await client.stderrContains("export running, retrying in 1 s");
+        await setExportStatus(worker.persistTo, exportId, "ready");
+      } finally {
+        // A client still polling 30 s on is stuck: end it, so the test reports instead of hanging.
+        setTimeout(client.kill, 30_000).unref();
+      }
+      const result = await client.result;
+      const summary = await expectSaved(result, account, databaseId, cwd);
+      expect(result.stderr).toMatch(
+        /^an export is already running \(export_in_flight\); polling the link stored when it was started\n(export running, retrying in 1 s\n)+$/,
+      );
+      expect(summary.export_id).toBe(exportId);
+    });
+
+    it("without a stored link, says so and waits for it to end before starting anew", async () => {
+      const { account, databaseId, cwd, env } = await setUp("cli-elsewhere");
+      const elsewhere = await startExport(worker.url, account.token, databaseId);
+      const exportId = exportIdOf(elsewhere.url)!;
+      await setExportStatus(worker.persistTo, exportId, "running");
+      const client = startClient(bundle, ["export", databaseId, "--json"], { cwd, env });
+      try {
+        await client.stderrContains("(export_in_flight) and no link for it is stored here; waiting 1 s for it to end before starting anew");
+        await setExportStatus(worker.persistTo, exportId, "ready");
+      } finally {
+        // A client still polling 30 s on is stuck: end it, so the test reports instead of hanging.
+        setTimeout(client.kill, 30_000).unref();
+      }
+      const result = await client.result;
+      const summary = await expectSaved(result, account, databaseId, cwd);
+      // Once that export has ended, what is left of the cooldown it started is waited out, if any.
+      expect(result.stderr).toMatch(/export_in_flight[^]*export \S+ started; its link is valid until /);
+      expect(summary.export_id).not.toBe(exportId);
     });
   });
 

@@ -43,22 +43,71 @@ export interface Run {
   stderr: string;
 }
 
-/** Runs a command to its end, collecting its output; never rejects on a non-zero exit. */
-export function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Run> {
-  return new Promise((done, fail) => {
-    const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
+/** A command started in the background: its outcome, and a way to wait for a line on stderr. */
+export interface Started {
+  result: Promise<Run>;
+  /** Resolves once stderr contains `text`; rejects if the command ends first. */
+  stderrContains(text: string): Promise<void>;
+  /** Ends the command if it still runs (a test that failed half-way must not leave it polling). */
+  kill(): void;
+}
+
+/** Starts a command, collecting its output; `result` never rejects on a non-zero exit. */
+export function start(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Started {
+  const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  const result = new Promise<Run>((done, fail) => {
     child.on("error", fail);
     child.on("close", (code) => done({ code, stdout, stderr }));
   });
+  const watchers: (() => void)[] = [];
+  child.stderr.on("data", (d) => {
+    stderr += d;
+    for (const check of watchers) check();
+  });
+  return {
+    result,
+    stderrContains: (text) =>
+      new Promise<void>((ok, fail) => {
+        const check = () => stderr.includes(text) && ok();
+        watchers.push(check);
+        check();
+        void result.then(() => fail(new Error(`ended without printing "${text}":\n${stderr}`)));
+      }),
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+    },
+  };
 }
 
-/** Runs the built client `bundle` with the system Node, as an installed bin runs. */
+/** Runs a command to its end, collecting its output; never rejects on a non-zero exit. */
+export function run(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Promise<Run> {
+  return start(command, args, options).result;
+}
+
+/** Starts the built client `bundle` with the system Node, as an installed bin runs. */
+export function startClient(bundle: string, args: string[], options: { cwd: string; env: Record<string, string> }): Started {
+  return start("node", [bundle, ...args], { cwd: options.cwd, env: userEnv(options.env) });
+}
+
+/** Runs the built client `bundle` to its end. */
 export function runClient(bundle: string, args: string[], options: { cwd: string; env: Record<string, string> }): Promise<Run> {
-  return run("node", [bundle, ...args], { cwd: options.cwd, env: userEnv(options.env) });
+  return startClient(bundle, args, options).result;
+}
+
+/**
+ * Sets an export's status in the local D1 of a running `wrangler dev`: locally the queue runs an
+ * export the moment it starts, so a test that needs one still in flight holds it there itself.
+ */
+export async function setExportStatus(persistTo: string, exportId: string, status: "running" | "ready"): Promise<void> {
+  const wrangler = join(ROOT, "node_modules", ".bin", "wrangler");
+  const sql = `UPDATE exports SET status = '${status}' WHERE id = '${exportId}'`;
+  await promisify(execFile)(wrangler, ["d1", "execute", "DB", "--local", "--persist-to", persistTo, "--command", sql], {
+    cwd: ROOT,
+    env: { ...process.env, CI: "1" },
+  });
 }
 
 export function sha256Of(path: string): string {

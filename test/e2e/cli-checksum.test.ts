@@ -8,12 +8,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { ExitCode } from "../../src/cli/exit-codes";
 import { main } from "../../src/cli/main";
-import { LinkStore } from "../../src/cli/state";
 
-// The client against a test double, for replies the real Worker under `wrangler dev` never gives:
-// a wrong or missing X-Export-SHA256 (the Worker always sends the right one), and an export still
-// pending when a second start arrives (locally the queue runs the job at once, and the start reply
-// only arrives after it, so a real export is never seen in flight).
+// Checksum verification (issue 5) against a test double: the real Worker always sends the right
+// X-Export-SHA256, so a server that sends a wrong or no checksum is the one place a fake server is right.
 
 const DB = "0b8f1a4e-3c2d-4e5f-8a9b-0c1d2e3f4a5b";
 const EID = "7e6d5c4b-3a29-4817-a6b5-c4d3e2f1a0b9";
@@ -21,36 +18,18 @@ const TOKEN = "dbx_test_double_token_0123456789";
 const ARCHIVE = Buffer.from("not really gzip, but bytes the client must verify");
 const sha256 = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
 
-interface Script {
-  /** The X-Export-SHA256 sent with the archive; null sends none. */
-  hash: string | null;
-  /** 429 codes the start answers, one per call, before it answers 200. */
-  refusals?: string[];
-  /** Polls answered 503 pending before the archive is served. */
-  pendingPolls?: number;
-}
-
-/** A server playing the API by `script`; records what the client asked. */
-async function testDouble(script: Script) {
-  const refusals = [...(script.refusals ?? [])];
-  let pending = script.pendingPolls ?? 0;
-  const seen = { starts: 0, downloads: [] as IncomingMessage["headers"][] };
+/**
+ * Answers start with a link to itself, then serves ARCHIVE (one byte range too) with `hash` as its
+ * X-Export-SHA256 (null: none); records the download requests.
+ */
+async function testDouble(hash: string | null) {
+  const seen = { downloads: [] as IncomingMessage["headers"][] };
   const server = createServer((req, res) => {
     if (req.method === "POST") {
-      seen.starts++;
-      const code = refusals.shift();
-      if (code) {
-        res.writeHead(429, { "Content-Type": "application/json", "Retry-After": "1" });
-        return void res.end(JSON.stringify({ success: false, error: "Not now.", code }));
-      }
       res.writeHead(200, { "Content-Type": "application/json" });
       return void res.end(JSON.stringify({ url: link, expires_at: new Date(Date.now() + 600_000).toISOString() }));
     }
     seen.downloads.push(req.headers);
-    if (pending-- > 0) {
-      res.writeHead(503, { "Content-Type": "application/json", "Retry-After": "1" });
-      return void res.end(JSON.stringify({ success: false, error: "Still preparing.", code: "export_pending", status: "pending" }));
-    }
     const start = Number(/^bytes=(\d+)-$/.exec(req.headers.range ?? "")?.[1] ?? 0);
     const body = ARCHIVE.subarray(start);
     res.writeHead(start > 0 ? 206 : 200, {
@@ -58,14 +37,14 @@ async function testDouble(script: Script) {
       "Content-Length": body.length,
       "Content-Disposition": `attachment; filename="${DB}-${EID}.sql.gz"`,
       ...(start > 0 ? { "Content-Range": `bytes ${start}-${ARCHIVE.length - 1}/${ARCHIVE.length}` } : {}),
-      ...(script.hash === null ? {} : { "X-Export-SHA256": script.hash }),
+      ...(hash === null ? {} : { "X-Export-SHA256": hash }),
     });
     res.end(body);
   });
   await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const link = `${base}/api/v1/dbs/${DB}/exports/${EID}/download?exp=1900000000&sig=double-sig`;
-  return { base, link, seen, close: () => new Promise((ok) => server.close(ok)) };
+  return { base, seen, close: () => new Promise((ok) => server.close(ok)) };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "cli-double-"));
@@ -95,9 +74,9 @@ async function runAgainst(double: { base: string; close: () => Promise<unknown> 
   }
 }
 
-describe("checksum verification", () => {
+describe("checksum verification against a test double", () => {
   it("fails with the checksum exit code, names both hashes and leaves neither file nor part file", async () => {
-    const result = await runAgainst(await testDouble({ hash: sha256("some other archive") }));
+    const result = await runAgainst(await testDouble(sha256("some other archive")));
     expect(result.code).toBe(ExitCode.CHECKSUM);
     expect(result.stderr).toContain(`checksum mismatch: X-Export-SHA256 is ${sha256("some other archive")} but the saved bytes hash to ${sha256(ARCHIVE)}; the part file was deleted`);
     expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, exit_code: ExitCode.CHECKSUM });
@@ -107,7 +86,7 @@ describe("checksum verification", () => {
   });
 
   it("gives a part file left by an earlier run one fresh download before failing", async () => {
-    const double = await testDouble({ hash: sha256("some other archive") });
+    const double = await testDouble(sha256("some other archive"));
     const result = await runAgainst(double, ["--output", "out.sql.gz"], (cwd) => writeFileSync(join(cwd, "out.sql.gz.part"), "stale bytes"));
     expect(result.code).toBe(ExitCode.CHECKSUM);
     expect(double.seen.downloads.map((h) => h.range)).toEqual(["bytes=11-", undefined]);
@@ -116,14 +95,14 @@ describe("checksum verification", () => {
   });
 
   it("refuses an archive that comes without X-Export-SHA256", async () => {
-    const result = await runAgainst(await testDouble({ hash: null }));
+    const result = await runAgainst(await testDouble(null));
     expect(result.code).toBe(ExitCode.CHECKSUM);
     expect(result.stderr).toContain("no valid X-Export-SHA256");
     expect(result.files).toEqual([]);
   });
 
   it("saves a matching archive under the server's name and sends no token with the download", async () => {
-    const double = await testDouble({ hash: sha256(ARCHIVE) });
+    const double = await testDouble(sha256(ARCHIVE));
     const result = await runAgainst(double);
     expect(result.code).toBe(ExitCode.OK);
     expect(JSON.parse(result.stdout)).toEqual({
@@ -131,36 +110,5 @@ describe("checksum verification", () => {
     });
     expect(double.seen.downloads.every((h) => h.authorization === undefined)).toBe(true);
     expect(existsSync(join(result.cwd, ".state", `${DB}.json`))).toBe(false);
-  });
-});
-
-describe("an export already in flight", () => {
-  it("polls the stored link through 503 pending instead of starting again", async () => {
-    const double = await testDouble({ hash: sha256(ARCHIVE), refusals: ["export_in_flight"], pendingPolls: 1 });
-    const result = await runAgainst(double, [], (cwd) =>
-      new LinkStore(join(cwd, ".state")).save(DB, { url: double.link, expiresAt: new Date(Date.now() + 600_000).toISOString() }),
-    );
-    expect(result.code, result.stderr).toBe(ExitCode.OK);
-    expect(result.stderr).toBe(
-      "an export is already running (export_in_flight); polling the link stored when it was started\n" +
-        "export pending, retrying in 1 s\n",
-    );
-    expect(double.seen.starts).toBe(1);
-    expect(double.seen.downloads).toHaveLength(2);
-    expect(existsSync(join(result.cwd, ".state", `${DB}.json`))).toBe(false);
-  });
-
-  it("without a stored link, says so and waits for it to end before starting anew", async () => {
-    const double = await testDouble({ hash: sha256(ARCHIVE), refusals: ["export_in_flight", "cooldown_active"] });
-    const result = await runAgainst(double);
-    expect(result.code, result.stderr).toBe(ExitCode.OK);
-    expect(result.stderr).toMatch(
-      new RegExp(
-        `^an export of database ${DB} is already running \\(export_in_flight\\) and no link for it is stored here; waiting 1 s for it to end before starting anew\n` +
-          "cooldown active, waiting 1 s \\(the whole cooldown\\) before starting a new export\n" +
-          `export ${EID} started; its link is valid until `,
-      ),
-    );
-    expect(double.seen.starts).toBe(3);
   });
 });
