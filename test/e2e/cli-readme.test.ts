@@ -5,7 +5,20 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../scripts/lib/dev-server";
-import { buildClient, createAccount, fetchArchive, restoredCustomers, run, sha256Of, spendAllowance, startExport, userEnv } from "./cli-helpers";
+import { exportIdOf } from "../../src/cli/headers";
+import {
+  buildClient,
+  createAccount,
+  fetchArchive,
+  restoredCustomers,
+  run,
+  setExportStatus,
+  sha256Of,
+  spendAllowance,
+  start,
+  startExport,
+  userEnv,
+} from "./cli-helpers";
 import { startCutProxy } from "./cut-proxy";
 import { type Worker, startWorker } from "./harness";
 
@@ -78,6 +91,30 @@ describe("README: downloading exports from scripts", () => {
     const headers = readFileSync(join(cwd, "export.headers"), "utf8");
     const sha = [...headers.matchAll(/^x-export-sha256: ([0-9a-f]{64})\r$/gim)].at(-1)?.[1];
     expect(sha256Of(join(cwd, "export.sql.gz"))).toBe(sha);
+    expect(await restoredCustomers(join(cwd, "export.sql.gz"))).toBe(5);
+  });
+
+  it("step 2 of the recipe keeps polling through 503 while the export is prepared", async () => {
+    const { token, databaseId } = await setUp("readme-pending");
+    const cwd = mkdtempSync(join(dir, "pending-"));
+    const { url } = await startExport(worker.url, token, databaseId);
+    // Locally the queue finishes an export at once; hold this one `running` in D1 for a while.
+    const exportId = exportIdOf(url)!;
+    await setExportStatus(worker.persistTo, exportId, "running");
+    const polling = start("bash", ["-euo", "pipefail", "-c", RECIPE.slice(RECIPE.indexOf("# 2."))], { cwd, env: userEnv({ url }) });
+    try {
+      await polling.stderrContains("The requested URL returned error: 503");
+      await setExportStatus(worker.persistTo, exportId, "ready");
+    } finally {
+      // curl still polling 30 s on is stuck: end it, so the test reports instead of hanging.
+      setTimeout(polling.kill, 30_000).unref();
+    }
+    const result = await polling.result;
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe("export.sql.gz: OK\n");
+    const statuses = [...readFileSync(join(cwd, "export.headers"), "utf8").matchAll(/^HTTP\/1\.1 (\d+)/gm)].map((m) => m[1]);
+    expect(statuses.at(0)).toBe("503");
+    expect(statuses.at(-1)).toBe("200");
     expect(await restoredCustomers(join(cwd, "export.sql.gz"))).toBe(5);
   });
 
