@@ -44,9 +44,12 @@ export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
-/** Objects the platform owns: SQLite's own (`sqlite_*`, any case) and the runtime's (`_cf_*`). */
-const USER_OBJECT = `lower(name) NOT GLOB 'sqlite_*' AND name NOT GLOB '_cf_*'
-  AND lower(tbl_name) NOT GLOB 'sqlite_*' AND tbl_name NOT GLOB '_cf_*'`;
+/**
+ * Objects the platform owns: SQLite's own (`sqlite_*`, any case), the runtime's (`_cf_*`), and the
+ * table in which the local runtime (Miniflare, under `wrangler dev`) records the object's name.
+ */
+const USER_OBJECT = `lower(name) NOT GLOB 'sqlite_*' AND name NOT GLOB '_cf_*' AND name != '__miniflare_do_name'
+  AND lower(tbl_name) NOT GLOB 'sqlite_*' AND tbl_name NOT GLOB '_cf_*' AND tbl_name != '__miniflare_do_name'`;
 
 /**
  * Yields the dump as text pieces: tables, indexes and views, then every row as an INSERT, the

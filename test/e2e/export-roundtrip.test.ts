@@ -18,7 +18,9 @@ const run = promisify(execFile);
  */
 const comparable = (column: string) => `CASE typeof(${column}) WHEN 'real' THEN ${column} ELSE quote(${column}) END`;
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
-const SCHEMA = "SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE name NOT GLOB '_cf_*' ORDER BY type, name";
+/** The user's objects: the platform's own (`_cf_*`, and the local runtime's name table) are not exported. */
+const SCHEMA =
+  "SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE name NOT GLOB '_cf_*' AND name != '__miniflare_do_name' ORDER BY type, name";
 
 /** Schema objects and every table's rows, sorted, through `query` (one side or the other). */
 async function contents(query: (sql: string) => Promise<unknown[][]>) {
@@ -59,6 +61,7 @@ describe("export round trip through wrangler dev and the sqlite3 CLI", () => {
     writeFileSync(archive, body);
     await run("bash", ["-c", 'set -o pipefail; gunzip -c "$1" | sqlite3 -bail "$2"', "restore", archive, restored]);
     expect((await run("sqlite3", [restored, "PRAGMA integrity_check"])).stdout.trim()).toBe("ok");
+    expect((await run("sqlite3", [restored, "SELECT count(*) FROM sqlite_schema WHERE name GLOB '*miniflare*'"])).stdout.trim()).toBe("0");
 
     const session = new ConsoleSession(worker.url);
     await session.call("POST", "/console/api/login", { email: DEMO_EMAIL, password: DEMO_PASSWORD });

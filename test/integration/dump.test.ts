@@ -68,6 +68,13 @@ describe("database dump", () => {
     expect(text).not.toMatch(/_cf_/);
   });
 
+  it("skips the table in which the local runtime records the object's name", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE TABLE __miniflare_do_name (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO __miniflare_do_name VALUES (1, 'x');");
+    const { text } = await readText(await db.stub.dump());
+    expect(text).toBe("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\nCOMMIT;\n");
+  });
+
   it("dumps an empty database as a valid empty transaction", async () => {
     const db = freshDatabase();
     const { text } = await readText(await db.stub.dump());
