@@ -7,24 +7,17 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { ROOT, generateSecrets, startDevServer } from "./lib/dev-server";
+import { ROOT } from "./lib/dev-server";
 import type { BenchContext } from "./bench/context";
 import { type Dataset, measureExportAndDownload, prepareDataset } from "./bench/export-phase";
 import { measureLatency } from "./bench/latency-phase";
 import { describeMachine } from "./bench/machine";
-import { currentRss } from "./bench/memory";
 import { missingTools } from "./bench/native";
 import { startNginx } from "./bench/nginx";
 import { type BenchOptions, USAGE, parseOptions } from "./bench/options";
 import { type BenchReport, type ResultRow, renderTable, writeReport } from "./bench/report";
 import { createAccount } from "./bench/worker-client";
-
-/** Settings for the Worker under test: no rate limit or cooldown in the way of the measurements. */
-const BENCH_VARS = {
-  RATE_LIMIT_PER_MINUTE: "1000000",
-  RATE_LIMIT_BURST: "1000000",
-  EXPORT_COOLDOWN_SECONDS: "0",
-};
+import { startWorkerProcess } from "./bench/worker-process";
 
 /** Table order: by what is measured, then in the order measured. */
 const ORDER = ["Export", "Download", "Start", "Poll", "Memory"];
@@ -79,18 +72,15 @@ async function main(): Promise<void> {
 
   const nginx = await startNginx(join(dir, "nginx"), archives);
   progress("starting wrangler dev");
-  const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), ...BENCH_VARS } });
+  const worker = await startWorkerProcess(join(dir, "state"));
   const cleanup = async () => {
-    await Promise.allSettled([server.stop(), nginx.stop()]);
+    await Promise.allSettled([worker.stop(), nginx.stop()]);
     if (!options.keep) rmSync(dir, { recursive: true, force: true });
   };
   process.once("SIGINT", () => void cleanup().then(() => process.exit(130)));
 
-  // Idle: started and answering, no account or data yet.
-  await new Promise((r) => setTimeout(r, 2000));
   const ctx: BenchContext = {
-    options, dir, archives, server, nginx, log, progress,
-    idleRss: currentRss(server.process.pid!, server.port),
+    options, dir, archives, worker, nginx, log, progress,
     note: (line) => {
       notes.push(line);
       log(line);
@@ -100,14 +90,13 @@ async function main(): Promise<void> {
       if (!ok) log(`check failed: ${name}: ${detail}`);
     },
   };
+  const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(0)} s`;
   try {
-    const account = await createAccount(server.url, "bench@example.com");
-    const rows: ResultRow[] = [];
+    const account = await createAccount(worker.server.url, "bench@example.com");
     const datasets: Dataset[] = [];
-    const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(0)} s`;
-    for (const size of options.sizes) {
-      const data = await prepareDataset(ctx, account, size);
-      datasets.push(data);
+    for (const size of options.sizes) datasets.push(await prepareDataset(ctx, account, size));
+    const rows: ResultRow[] = [];
+    for (const data of datasets) {
       const measuring = performance.now();
       rows.push(...(await measureExportAndDownload(ctx, account, data)));
       log(`${data.label}: export and download measured in ${seconds(measuring)}`);
@@ -115,6 +104,7 @@ async function main(): Promise<void> {
     // Polls need an export that lasts a while but not minutes: the largest dataset up to 250 MB.
     const pollData = [...datasets].reverse().find((d) => d.rawBytes <= 250e6) ?? datasets[0]!;
     const measuring = performance.now();
+    await worker.restart();
     rows.push(...(await measureLatency(ctx, account, pollData)));
     log(`latency measured in ${seconds(measuring)}`);
 

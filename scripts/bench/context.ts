@@ -1,8 +1,7 @@
 /** What every phase of the bench shares: options, directories, the running servers, output. */
-import type { DevServer } from "../lib/dev-server";
-import type { RssByRole } from "./memory";
 import type { Nginx } from "./nginx";
 import type { BenchOptions } from "./options";
+import type { WorkerProcess } from "./worker-process";
 
 export interface BenchContext {
   options: BenchOptions;
@@ -10,10 +9,9 @@ export interface BenchContext {
   dir: string;
   /** Directory nginx serves; downloaded archives are saved here. */
   archives: string;
-  server: DevServer;
+  /** The Worker under test (`worker.server` is the current wrangler dev). */
+  worker: WorkerProcess;
   nginx: Nginx;
-  /** Resident memory of the workerd processes once started, before any data was loaded. */
-  idleRss: RssByRole;
   /** A line for the log. */
   log: (line: string) => void;
   /** A transient status line (overwritten by the next one on a terminal). */

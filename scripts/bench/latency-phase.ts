@@ -23,7 +23,7 @@ function record(into: Percentiles, replies: Reply[]): void {
 /** Measures both latencies; `pollData` is the database exported while the polls run. */
 export async function measureLatency(ctx: BenchContext, account: BenchAccount, pollData: Dataset): Promise<ResultRow[]> {
   const { clients, requests, starts, runs } = ctx.options;
-  const base = ctx.server.url;
+  const base = ctx.worker.server.url;
   const healthz = () => ({ method: "GET" as const, url: `${base}/healthz` });
 
   // One database per start request of a run, so every start is a fresh export (no 429); with no
