@@ -9,6 +9,7 @@ import type { BenchContext } from "./context";
 import { type RssByRole, RssPeak } from "./memory";
 import { buildNativeDatabase, nativeArchiveBytes, nativeExport, restoreAndCompare } from "./native";
 import { type ResultRow, row } from "./report";
+import { idleHealthzMs, probeHealthz } from "./responsiveness";
 import { formatSize } from "./options";
 import { curlDownload, fileSha256, mbPerSecond } from "./transfer";
 import { type BenchAccount, createDatabase, fillDatabase, startExport, waitUntilReady } from "./worker-client";
@@ -64,12 +65,21 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
   const worker: number[] = [];
   const native: number[] = [];
   const exportPeak: number[] = [];
+  const idleHealthz: number[] = [];
+  const startReply: number[] = [];
+  const slowestHealthz: number[] = [];
+  const base = ctx.worker.server.url;
   let last: { url: string; archiveBytes: number; sha256: string } | undefined;
   for (let run = 1; run <= ctx.options.runs; run++) {
     ctx.progress(`${label}: export run ${run}/${ctx.options.runs}`);
+    idleHealthz.push(await idleHealthzMs(base));
     const [ready, peak] = await withPeak(ctx, async () => {
+      const probe = probeHealthz(base);
       const started = await startExport(account, data.databaseId);
-      return { url: started.url, ...(await waitUntilReady(started)) };
+      startReply.push(started.startMs);
+      const result = { url: started.url, ...(await waitUntilReady(started)) };
+      slowestHealthz.push(await probe.stop());
+      return result;
     });
     worker.push(data.rawBytes / MB / (ready.totalMs / 1000));
     exportPeak.push(peak.runtime);
@@ -87,7 +97,7 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
   const nativeGz = await nativeArchiveBytes(data.nativePath);
   ctx.progress(`${label}: restoring the archive with sqlite3`);
   const trip = await restoreAndCompare(archive, data.nativePath, join(ctx.dir, "restored.db"));
-  ctx.check(`${label} round trip`, trip.same, trip.same ? "the archive restores with sqlite3 to the same schema and rows as the native file" : "the restored database's .dump differs from the native file's");
+  ctx.check(`${label} round trip`, trip.same, trip.same ? "the archive restores with sqlite3 to the same schema and rows as the native file" : `the restored database differs from the native file: ${trip.differences.join(", ") || "in its schema"}`);
   ctx.check(
     `${label} archive contents`,
     trip.extraObjects.length === 0,
@@ -115,6 +125,8 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
   return [
     row(`Export ${label}`, "throughput, MB/s of raw data", worker, "sqlite3 .dump | gzip -6 | sha256sum", native, "higher"),
     row(`Export ${label}`, "archive size, MB", [last.archiveBytes / MB], "gzip -6 of sqlite3 .dump", [nativeGz / MB], "lower"),
+    row(`Export ${label}`, "start request's reply, ms", startReply, "/healthz, idle, one client", idleHealthz, "lower"),
+    row(`Export ${label}`, "slowest /healthz sent during the export, ms", slowestHealthz, "/healthz, idle, one client", idleHealthz, "lower"),
     row(`Download ${label} (${archiveLabel})`, "curl, MB/s", download, "nginx, same file from disk", nginx, "higher"),
     row(`Memory ${label}`, "workerd runtime peak RSS during export, MB", exportPeak.map((b) => b / MB), "idle RSS of a fresh runtime", [idle.runtime / MB], "lower"),
     row(`Memory ${label}`, "workerd runtime peak RSS during download, MB", downloadPeak.map((b) => b / MB), "idle RSS of a fresh runtime", [downloadIdle.runtime / MB], "lower"),

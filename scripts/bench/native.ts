@@ -68,6 +68,8 @@ export interface RoundTrip {
   same: boolean;
   /** Objects in the archive that the native file does not have, as `type name`. */
   extraObjects: string[];
+  /** When not the same: rows per table that differ, e.g. `events: 1 row(s) differ`. */
+  differences: string[];
 }
 
 const SCHEMA_OBJECTS = "SELECT type || ' ' || name FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY 1";
@@ -89,6 +91,20 @@ export async function restoreAndCompare(archive: string, nativePath: string, scr
   if (drops.length > 0) await shell(`sqlite3 -bail "$1" "$2"`, [scratch, drops.join("\n")]);
   const digest = (p: string) => shell(`sqlite3 "$1" .dump | sha256sum`, [p]);
   const [restored, native] = await Promise.all([digest(scratch), digest(nativePath)]);
+  const differences = restored === native ? [] : await rowDifferences(scratch, nativePath);
   await shell(`rm -f "$1"`, [scratch]);
-  return { same: restored === native, extraObjects };
+  return { same: restored === native, extraObjects, differences };
+}
+
+/** Rows of each table found on one side only (compared value for value with EXCEPT). */
+async function rowDifferences(restored: string, nativePath: string): Promise<string[]> {
+  const tables = (await shell(`sqlite3 "$1" "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"`, [nativePath])).split("\n").filter(Boolean);
+  const found: string[] = [];
+  for (const table of tables) {
+    const t = `"${table.replace(/"/g, '""')}"`;
+    const sql = `ATTACH '${nativePath.replace(/'/g, "''")}' AS n; SELECT count(*) FROM (SELECT * FROM main.${t} EXCEPT SELECT * FROM n.${t});`;
+    const count = Number((await shell(`sqlite3 "$1" "$2"`, [restored, sql])).trim());
+    if (count > 0) found.push(`${table}: ${count} row(s) differ`);
+  }
+  return found;
 }
