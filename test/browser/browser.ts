@@ -2,11 +2,9 @@
  * Browser-test helpers: Debian's Chromium driven by playwright-core, screenshots under
  * test-output/browser (git-ignored), keyboard-focus probes and a CSP-violation watch.
  */
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { type Browser, type BrowserContextOptions, type Page, chromium } from "playwright-core";
 import { ROOT } from "../../scripts/lib/dev-server";
 
@@ -80,16 +78,6 @@ export async function tabTo(page: Page, wanted: (f: FocusProbe) => boolean, max 
     if (wanted(focus)) return stops;
   }
   throw new Error(`focus never reached the target; stops: ${stops.map((s) => `${s.tag}:${s.name}`).join(" | ")}`);
-}
-
-/**
- * Runs SQL on the local D1 of a running `wrangler dev` (its `--persist-to` directory), for states
- * a test must hold still, such as an export that stays `running`.
- */
-export async function localD1(persistTo: string, sql: string): Promise<void> {
-  const wrangler = join(ROOT, "node_modules", ".bin", "wrangler");
-  const args = ["d1", "execute", "DB", "--local", "--persist-to", persistTo, "--command", sql];
-  await promisify(execFile)(wrangler, args, { cwd: ROOT, env: { ...process.env, CI: "1" } });
 }
 
 /** SHA-256 (lowercase hex) of a file. */

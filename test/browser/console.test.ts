@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Worker, startWorker } from "../e2e/harness";
-import { SCREENSHOTS, launchChromium, localD1, openPage, probeFocus, screenshot, sha256File, tabTo } from "./browser";
+import { type Worker, localD1, startWorker } from "../e2e/harness";
+import { SCREENSHOTS, launchChromium, openPage, probeFocus, screenshot, sha256File, tabTo } from "./browser";
 
 let worker: Worker;
 let browser: Browser;

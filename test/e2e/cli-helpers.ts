@@ -10,6 +10,7 @@ import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import { ROOT } from "../../scripts/lib/dev-server";
 import { DEMO_SQL } from "../../scripts/lib/seed";
+import { localD1 } from "./harness";
 
 /** The single-file client `npm run build:cli` writes; the package's bin points at it. */
 export const BUNDLE = join(ROOT, "build", "dbexport.mjs");
@@ -102,12 +103,7 @@ export function runClient(bundle: string, args: string[], options: { cwd: string
  * export the moment it starts, so a test that needs one still in flight holds it there itself.
  */
 export async function setExportStatus(persistTo: string, exportId: string, status: "running" | "ready"): Promise<void> {
-  const wrangler = join(ROOT, "node_modules", ".bin", "wrangler");
-  const sql = `UPDATE exports SET status = '${status}' WHERE id = '${exportId}'`;
-  await promisify(execFile)(wrangler, ["d1", "execute", "DB", "--local", "--persist-to", persistTo, "--command", sql], {
-    cwd: ROOT,
-    env: { ...process.env, CI: "1" },
-  });
+  await localD1(persistTo, `UPDATE exports SET status = '${status}' WHERE id = '${exportId}'`);
 }
 
 export function sha256Of(path: string): string {

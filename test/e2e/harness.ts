@@ -2,9 +2,11 @@
  * End-to-end harness: a real `wrangler dev` on a free port with its own temporary state
  * directory, stopped after the suite.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { type DevServer, generateSecrets, startDevServer } from "../../scripts/lib/dev-server";
 
 export interface Worker extends DevServer {
@@ -23,4 +25,20 @@ export async function startWorker(vars: Record<string, string> = {}): Promise<Wo
       rmSync(persistTo, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Runs SQL on the local D1 of a running `wrangler dev` (its `--persist-to` directory), for states a
+ * test must hold still, such as an export that stays `running`. The runtime keeps the database open
+ * in WAL mode and may hold its write lock at that moment, so the statement goes through the sqlite3
+ * CLI with a busy timeout: it waits for the lock instead of failing with SQLITE_BUSY.
+ */
+export async function localD1(persistTo: string, sql: string): Promise<void> {
+  const dir = join(persistTo, "v3", "d1", "miniflare-D1DatabaseObject");
+  const files = readdirSync(dir).filter((name) => name.endsWith(".sqlite") && name !== "metadata.sqlite");
+  const [file, ...others] = files;
+  if (file === undefined || others.length > 0) {
+    throw new Error(`expected one local D1 database in ${dir}, found: ${files.join(", ") || "none"}`);
+  }
+  await promisify(execFile)("sqlite3", ["-bail", "-cmd", ".timeout 30000", join(dir, file), sql]);
 }
