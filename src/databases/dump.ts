@@ -143,68 +143,88 @@ function sequenceRows(sql: SqlStorage): string {
   return `DELETE FROM sqlite_sequence;\n${rows.map((r) => `INSERT INTO sqlite_sequence VALUES(${r.v});\n`).join("")}`;
 }
 
-/** How dumpStream reports its end and guards against a reader that went away. */
-export interface DumpStreamOptions {
-  /** Runs once, when the stream ends, fails, is cancelled or goes idle. */
-  onDone?: () => void;
-  /** The stream fails when nobody reads it for this long. */
+/** One read of an open dump returns about this many characters of SQL (one row may exceed it). */
+export const DUMP_READ_CHARS = 1024 * 1024;
+
+/** Why a dump ended: read to the end, failed reading, closed by its reader, or left unread. */
+export type DumpEnd = "end" | "error" | "closed" | "idle";
+
+/** How a DumpCursor reports its end and guards against a reader that went away. */
+export interface DumpCursorOptions {
+  /** Runs once, when the dump has been read to its end, fails, is closed or goes idle. */
+  onDone?: (why: DumpEnd) => void;
+  /** The dump fails when nobody reads it for this long. */
   idleTimeoutMs?: number;
 }
 
 /**
- * The dump as a byte stream that produces the next piece only when the reader asks for it, so a
- * slow reader never makes the object buffer the database.
+ * An open dump, read one bounded piece per call: nothing is produced until the reader asks, so a
+ * slow reader (gzip, an upload) never makes the database object buffer the dump. The object hands
+ * out these pieces over RPC one call at a time; see dump-stream.ts for the reading side.
  */
-export function dumpStream(sql: SqlStorage, options: DumpStreamOptions = {}): ReadableStream<Uint8Array> {
-  const pieces = dumpSql(sql);
-  const encoder = new TextEncoder();
-  let done = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const finish = () => {
-    clearTimeout(timer);
-    if (done) return false;
-    done = true;
-    options.onDone?.();
-    return true;
-  };
-  const arm = (controller: ReadableStreamDefaultController<Uint8Array>) => {
-    if (options.idleTimeoutMs === undefined) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      if (finish()) {
-        pieces.return();
-        controller.error(new Error(`The dump reader was idle for ${options.idleTimeoutMs} ms.`));
-      }
-    }, options.idleTimeoutMs);
-  };
-  return new ReadableStream<Uint8Array>(
-    {
-      start: arm,
-      pull(controller) {
-        if (done) return;
-        try {
-          for (;;) {
-            const next = pieces.next();
-            if (next.done) {
-              finish();
-              controller.close();
-              return;
-            }
-            if (next.value !== "") {
-              controller.enqueue(encoder.encode(next.value));
-              arm(controller);
-              return;
-            }
-          }
-        } catch (err) {
-          finish();
-          controller.error(err);
+export class DumpCursor {
+  readonly #pieces: Generator<string, void, undefined>;
+  readonly #options: DumpCursorOptions;
+  readonly #encoder = new TextEncoder();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #ended = false;
+  #failure: Error | undefined;
+
+  constructor(sql: SqlStorage, options: DumpCursorOptions = {}) {
+    this.#pieces = dumpSql(sql);
+    this.#options = options;
+    this.#arm();
+  }
+
+  /** The next piece as UTF-8, about DUMP_READ_CHARS long; null once the dump has all been read. */
+  read(): Uint8Array | null {
+    if (this.#failure) throw this.#failure;
+    if (this.#ended) return null;
+    const parts: string[] = [];
+    let chars = 0;
+    try {
+      while (chars < DUMP_READ_CHARS) {
+        const next = this.#pieces.next();
+        if (next.done) {
+          this.#finish("end");
+          break;
         }
-      },
-      cancel() {
-        if (finish()) pieces.return();
-      },
-    },
-    { highWaterMark: 0 },
-  );
+        parts.push(next.value);
+        chars += next.value.length;
+      }
+    } catch (err) {
+      this.#finish("error");
+      throw err;
+    }
+    if (!this.#ended) this.#arm();
+    return parts.length === 0 && this.#ended ? null : this.#encoder.encode(parts.join(""));
+  }
+
+  /** Ends the dump early (the reader cancelled); safe to call more than once. */
+  close(): void {
+    if (this.#finish("closed")) {
+      this.#pieces.return();
+      this.#failure = new Error("The dump was closed.");
+    }
+  }
+
+  #arm(): void {
+    const { idleTimeoutMs } = this.#options;
+    if (idleTimeoutMs === undefined) return;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      if (this.#finish("idle")) {
+        this.#pieces.return();
+        this.#failure = new Error(`The dump reader was idle for ${idleTimeoutMs} ms.`);
+      }
+    }, idleTimeoutMs);
+  }
+
+  #finish(why: DumpEnd): boolean {
+    clearTimeout(this.#timer);
+    if (this.#ended) return false;
+    this.#ended = true;
+    this.#options.onDone?.(why);
+    return true;
+  }
 }

@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { dumpStream } from "./dump";
+import { DumpCursor } from "./dump";
 import { WriteHold } from "./write-hold";
 import { splitStatements } from "./split-sql";
 import { fromBase64, toBase64 } from "../lib/encoding";
@@ -54,6 +54,8 @@ function sizeOf(value: SqlOutValue): number {
  */
 export class ManagedDatabase extends DurableObject<Env> {
   readonly #hold = new WriteHold();
+  /** Open dumps by id: each holds SQL calls until it is read to the end, closed or left idle. */
+  readonly #dumps = new Map<string, DumpCursor>();
 
   /**
    * Runs one or more statements as one transaction: all of them apply or none does.
@@ -66,12 +68,40 @@ export class ManagedDatabase extends DurableObject<Env> {
   }
 
   /**
-   * The whole database as SQL text (see dump.ts), read a piece at a time. SQL calls wait until
-   * the reader has finished, cancelled, or left the stream idle for DUMP_IDLE_TIMEOUT_MS.
+   * Opens a dump of the whole database as SQL text (see dump.ts); returns its id for readDump.
+   * SQL calls wait until the dump has been read to the end, closed, or left unread for
+   * DUMP_IDLE_TIMEOUT_MS, so the dump is one consistent snapshot.
    */
-  dump(): ReadableStream<Uint8Array> {
+  openDump(): string {
+    const id = crypto.randomUUID();
     const release = this.#hold.acquire();
-    return dumpStream(this.ctx.storage.sql, { onDone: release, idleTimeoutMs: DUMP_IDLE_TIMEOUT_MS });
+    const cursor = new DumpCursor(this.ctx.storage.sql, {
+      idleTimeoutMs: DUMP_IDLE_TIMEOUT_MS,
+      onDone: (why) => {
+        release();
+        // A dump read to its end stays until its reader has been told so (readDump answers null).
+        if (why !== "end") this.#dumps.delete(id);
+      },
+    });
+    this.#dumps.set(id, cursor);
+    return id;
+  }
+
+  /**
+   * The next piece of an open dump (about 1 MiB of SQL), or null once it has all been read. Each
+   * piece is produced only when asked for, so the reader sets the pace and nothing piles up.
+   */
+  readDump(id: string): Uint8Array | null {
+    const cursor = this.#dumps.get(id);
+    if (!cursor) throw new Error("This dump is no longer open: it was closed, failed, or left unread for too long.");
+    const piece = cursor.read();
+    if (piece === null) this.#dumps.delete(id);
+    return piece;
+  }
+
+  /** Closes an open dump early (its reader cancelled); SQL calls go on. */
+  closeDump(id: string): void {
+    this.#dumps.get(id)?.close();
   }
 
   #run(sql: string, params: SqlValue[]): ExecuteOutcome {

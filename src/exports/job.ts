@@ -1,6 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { database } from "../db/client";
 import { exports } from "../db/schema";
+import { dumpStream } from "../databases/dump-stream";
 import { archiveKey, managedDatabase } from "../databases/service";
 import { describeError, log } from "../http/log";
 import { type UploadOptions, uploadArchive } from "./archive-upload";
@@ -63,7 +64,7 @@ export async function runExportJob(env: Env, message: Message<ExportJobMessage>,
     return;
   }
   try {
-    const dump = await managedDatabase(env, job.databaseId).dump();
+    const dump = dumpStream(managedDatabase(env, job.databaseId));
     const archive = await uploadArchive(env.ARCHIVES, archiveKey(job.databaseId, job.exportId), dump.pipeThrough(new CompressionStream("gzip")), {
       partBytes: options.partBytes,
       metadata: { export_id: job.exportId, database_id: job.databaseId },

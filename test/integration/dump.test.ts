@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { DUMP_CHUNK_CHARS, dumpStream } from "../../src/databases/dump";
+import { DUMP_CHUNK_CHARS, DUMP_READ_CHARS, DumpCursor } from "../../src/databases/dump";
+import { type DumpSource, dumpStream } from "../../src/databases/dump-stream";
 import { freshDatabase, readText, restoreDump, runSql, snapshot, withSql } from "./dump-helpers";
 
 /** Every storage class at its edges, identifiers that need quoting, and every kind of schema object. */
@@ -36,7 +37,7 @@ describe("database dump", () => {
   it("restores every value, type and schema object exactly", async () => {
     const source = freshDatabase();
     await runSql(source.stub, SAMPLE);
-    const { text } = await readText(await source.stub.dump());
+    const { text } = await readText(dumpStream(source.stub));
 
     const copy = freshDatabase();
     await restoreDump(copy.stub, text);
@@ -52,7 +53,7 @@ describe("database dump", () => {
   it("writes schema first, rows as INSERTs, triggers last, all in one transaction", async () => {
     const db = freshDatabase();
     await runSql(db.stub, SAMPLE);
-    const { text } = await readText(await db.stub.dump());
+    const { text } = await readText(dumpStream(db.stub));
     const lines = text.split("\n");
     expect(lines.slice(0, 3)).toEqual(["PRAGMA foreign_keys=OFF;", "BEGIN TRANSACTION;", "CREATE TABLE kinds (id INTEGER PRIMARY KEY, i INTEGER, r REAL, t TEXT, b BLOB, n);"]);
     expect(text.endsWith("COMMIT;\n")).toBe(true);
@@ -71,13 +72,13 @@ describe("database dump", () => {
   it("skips the table in which the local runtime records the object's name", async () => {
     const db = freshDatabase();
     await runSql(db.stub, "CREATE TABLE __miniflare_do_name (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO __miniflare_do_name VALUES (1, 'x');");
-    const { text } = await readText(await db.stub.dump());
+    const { text } = await readText(dumpStream(db.stub));
     expect(text).toBe("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\nCOMMIT;\n");
   });
 
   it("dumps an empty database as a valid empty transaction", async () => {
     const db = freshDatabase();
-    const { text } = await readText(await db.stub.dump());
+    const { text } = await readText(dumpStream(db.stub));
     expect(text).toBe("PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\nCOMMIT;\n");
   });
 
@@ -95,9 +96,10 @@ describe("database dump", () => {
        WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 1200)
        INSERT INTO hidden_rowid SELECT 'r' || x, 'q' || x, x FROM n;`,
     );
-    const { text, chunks } = await readText(await source.stub.dump());
-    expect(chunks.length).toBeGreaterThan(5);
-    expect(Math.max(...chunks)).toBeLessThan(DUMP_CHUNK_CHARS + 1000);
+    const { text, chunks } = await readText(dumpStream(source.stub));
+    // About DUMP_READ_CHARS per read: pieces of at most DUMP_CHUNK_CHARS plus a row are gathered up to it.
+    expect(chunks.length).toBeGreaterThanOrEqual(2);
+    expect(Math.max(...chunks)).toBeLessThan(DUMP_READ_CHARS + DUMP_CHUNK_CHARS + 1000);
     const copy = freshDatabase();
     await restoreDump(copy.stub, text);
     const after = await snapshot(copy.stub);
@@ -109,17 +111,23 @@ describe("database dump", () => {
 
   it("holds SQL calls while a dump is read, so the dump is one snapshot", async () => {
     const db = freshDatabase();
-    await runSql(db.stub, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);");
-    const reader = (await db.stub.dump()).getReader();
+    // Several reads' worth of rows, so the dump is still open after the first one.
+    await runSql(
+      db.stub,
+      `CREATE TABLE t (x INTEGER, pad TEXT);
+       WITH RECURSIVE n(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM n WHERE v < 20000)
+       INSERT INTO t SELECT v, hex(randomblob(100)) FROM n;`,
+    );
+    const reader = dumpStream(db.stub).getReader();
     await reader.read();
     let written = false;
-    const write = db.stub.execute("INSERT INTO t VALUES (2)").then(() => (written = true));
+    const write = db.stub.execute("INSERT INTO t VALUES (-7, 'late')").then(() => (written = true));
     await new Promise((r) => setTimeout(r, 50));
     expect(written).toBe(false);
     let rest = "";
     for (let next = await reader.read(); !next.done; next = await reader.read()) rest += new TextDecoder().decode(next.value);
-    expect(rest).toContain(`INSERT INTO "t"("x") VALUES(1);`);
-    expect(rest).not.toContain("VALUES(2)");
+    expect(rest).toContain(`INSERT INTO "t"("x","pad") VALUES(20000,`);
+    expect(rest).not.toContain("'late'");
     await write;
     expect(written).toBe(true);
   });
@@ -127,10 +135,50 @@ describe("database dump", () => {
   it("lets SQL calls go on when the reader cancels", async () => {
     const db = freshDatabase();
     await runSql(db.stub, "CREATE TABLE t (x INTEGER);");
-    const reader = (await db.stub.dump()).getReader();
+    const reader = dumpStream(db.stub).getReader();
     await reader.read();
     await reader.cancel();
     expect(await db.stub.execute("INSERT INTO t VALUES (3)")).toMatchObject({ ok: true });
+  });
+
+  it("asks the object for the next piece only as the reader reads", async () => {
+    const db = freshDatabase();
+    await runSql(
+      db.stub,
+      `CREATE TABLE big (id INTEGER PRIMARY KEY, payload TEXT);
+       WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 40000)
+       INSERT INTO big SELECT x, hex(randomblob(100)) FROM n;`,
+    );
+    let reads = 0;
+    const counted: DumpSource = {
+      openDump: () => db.stub.openDump(),
+      readDump: (id) => {
+        reads++;
+        return db.stub.readDump(id);
+      },
+      closeDump: (id) => db.stub.closeDump(id),
+    };
+    const reader = dumpStream(counted).getReader();
+    await reader.read();
+    await new Promise((r) => setTimeout(r, 100));
+    // The piece read plus one asked for ahead; the rest (over 8 MB of SQL) waits for the reader.
+    expect(reads).toBe(2);
+    let pieces = 1;
+    while (!(await reader.read()).done) pieces++;
+    expect(pieces).toBeGreaterThan(5);
+    expect(reads).toBe(pieces + 1);
+  });
+
+  it("refuses reads of a dump that was closed or never opened", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);");
+    const id = await db.stub.openDump();
+    await db.stub.closeDump(id);
+    const message = "This dump is no longer open: it was closed, failed, or left unread for too long.";
+    const refusal = (dumpId: string) => db.stub.readDump(dumpId).then(() => null, (err: Error) => err.message);
+    expect(await refusal(id)).toBe(message);
+    expect(await refusal(crypto.randomUUID())).toBe(message);
+    expect(await db.stub.execute("INSERT INTO t VALUES (2)")).toMatchObject({ ok: true });
   });
 
   it("fails a dump whose reader went idle and lets go of the hold", async () => {
@@ -138,12 +186,31 @@ describe("database dump", () => {
     await runSql(db.stub, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);");
     const outcome = await withSql(db.stub, async (sql) => {
       let released = false;
-      const reader = dumpStream(sql, { idleTimeoutMs: 20, onDone: () => (released = true) }).getReader();
-      await reader.read();
+      const cursor = new DumpCursor(sql, { idleTimeoutMs: 20, onDone: () => (released = true) });
       await new Promise((r) => setTimeout(r, 60));
-      const error = await reader.read().then(() => null, (err: Error) => err.message);
+      const error = (() => {
+        try {
+          cursor.read();
+          return null;
+        } catch (err) {
+          return (err as Error).message;
+        }
+      })();
       return { released, error };
     });
     expect(outcome).toEqual({ released: true, error: "The dump reader was idle for 20 ms." });
+  });
+
+  it("reads a dump to its end, then answers null", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);");
+    const outcome = await withSql(db.stub, (sql) => {
+      let released = false;
+      const cursor = new DumpCursor(sql, { onDone: () => (released = true) });
+      const text = new TextDecoder().decode(cursor.read()!);
+      return { text, released, after: cursor.read() };
+    });
+    expect(outcome.text).toMatch(/^PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n[\s\S]*COMMIT;\n$/);
+    expect(outcome).toMatchObject({ released: true, after: null });
   });
 });
