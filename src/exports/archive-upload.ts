@@ -117,31 +117,38 @@ function metadata(archive: UploadedArchive, options: UploadOptions): ArchiveMeta
 
 /**
  * Cuts a byte stream into parts of exactly `partBytes` (the last may be shorter), passing every
- * chunk to `onChunk` first. Only the part being filled is held.
+ * chunk to `onChunk` first. Two part buffers take turns, so a large archive does not leave a
+ * trail of part-sized garbage behind it: a yielded part stays intact until the part after the
+ * next one is asked for (the caller holds at most two at once and is done with the older one by
+ * then). The last, shorter part is a copy of its own.
  */
 export async function* fixedParts(
   bytes: ReadableStream<Uint8Array>,
   partBytes: number,
   onChunk: (chunk: Uint8Array) => Promise<void> = async () => {},
 ): AsyncGenerator<Uint8Array<ArrayBuffer>, void, undefined> {
-  let part = new Uint8Array(partBytes);
+  const buffers: Uint8Array<ArrayBuffer>[] = [];
+  let turn = 0;
+  let part: Uint8Array<ArrayBuffer> | undefined;
   let filled = 0;
   for await (const chunk of bytes) {
     await onChunk(chunk);
     let offset = 0;
     while (offset < chunk.byteLength) {
+      part ??= buffers[turn % 2] ??= new Uint8Array(partBytes);
       const take = Math.min(partBytes - filled, chunk.byteLength - offset);
       part.set(chunk.subarray(offset, offset + take), filled);
       filled += take;
       offset += take;
       if (filled === partBytes) {
         yield part;
-        part = new Uint8Array(partBytes);
+        part = undefined;
         filled = 0;
+        turn++;
       }
     }
   }
-  if (filled > 0) yield part.slice(0, filled);
+  if (part && filled > 0) yield part.slice(0, filled);
 }
 
 /** Uploads the parts in order and completes the upload; aborts it on any error. */

@@ -5,6 +5,7 @@ import { dumpStream } from "../databases/dump-stream";
 import { archiveKey, managedDatabase } from "../databases/service";
 import { describeError, log } from "../http/log";
 import { type UploadOptions, uploadArchive } from "./archive-upload";
+import { gzipStream } from "./gzip";
 import type { ExportJobMessage } from "./messages";
 
 /** `max_retries` of the export-jobs consumer in wrangler.toml: the queue's redeliveries after the first try. */
@@ -65,7 +66,7 @@ export async function runExportJob(env: Env, message: Message<ExportJobMessage>,
   }
   try {
     const dump = dumpStream(managedDatabase(env, job.databaseId));
-    const archive = await uploadArchive(env.ARCHIVES, archiveKey(job.databaseId, job.exportId), dump.pipeThrough(new CompressionStream("gzip")), {
+    const archive = await uploadArchive(env.ARCHIVES, archiveKey(job.databaseId, job.exportId), gzipStream(dump), {
       partBytes: options.partBytes,
       metadata: { export_id: job.exportId, database_id: job.databaseId },
     });

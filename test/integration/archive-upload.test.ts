@@ -56,10 +56,29 @@ describe("fixedParts", () => {
         controller.close();
       },
     });
-    for await (const part of fixedParts(stream, 5, async (c) => void seen.push(c.byteLength))) parts.push(part);
+    for await (const part of fixedParts(stream, 5, async (c) => void seen.push(c.byteLength))) parts.push(part.slice());
     expect(parts.map((p) => p.byteLength)).toEqual([5, 5, 5, 5, 2]);
-    expect(Array.from(parts[0]!)).toEqual([0, 0, 0, 1, 2]);
+    expect(parts.map((p) => Array.from(p).join(""))).toEqual(["00012", "22222", "23344", "44444", "44"]);
     expect(seen).toEqual([3, 1, 7, 2, 9]);
+  });
+
+  it("takes turns between two buffers: a part is intact until the part after next is asked for", async () => {
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 4; i++) controller.enqueue(new Uint8Array(4).fill(i));
+        controller.close();
+      },
+    });
+    const parts = fixedParts(stream, 4);
+    const first = (await parts.next()).value!;
+    const second = (await parts.next()).value!;
+    expect([Array.from(first), Array.from(second)]).toEqual([[0, 0, 0, 0], [1, 1, 1, 1]]);
+    const third = (await parts.next()).value!;
+    expect(third.buffer).toBe(first.buffer);
+    expect(Array.from(second)).toEqual([1, 1, 1, 1]);
+    expect(Array.from(third)).toEqual([2, 2, 2, 2]);
+    expect((await parts.next()).value!.buffer).toBe(second.buffer);
+    expect((await parts.next()).done).toBe(true);
   });
 });
 

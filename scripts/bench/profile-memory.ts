@@ -1,0 +1,204 @@
+/**
+ * `npx tsx scripts/bench/profile-memory.ts [--size 200MB]`: where the workerd runtime's resident
+ * memory goes during one export and one whole download. Samples every 200 ms, from /proc, the
+ * runtime's anonymous memory (heaps: V8, the allocator, buffers) apart from its file-backed pages
+ * (mapped files: the binary, and the local SQLite and blob files of D1, R2 and Durable Objects),
+ * and from the inspector the V8 heap of the Worker's isolate. Prints the figures at rest and at
+ * the peak of each phase, and the largest mappings at the peak.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs, promisify } from "node:util";
+import { generateSecrets, startDevServer } from "../lib/dev-server";
+import { findWorkerd } from "./memory";
+import { parseSize } from "./options";
+import { createAccount, createDatabase, fillDatabase, runSql, startExport, waitUntilReady } from "./worker-client";
+
+const MB = 1024 * 1024;
+
+interface Sample {
+  anon: number;
+  file: number;
+  shmem: number;
+}
+
+function procStatus(pid: number): Sample {
+  const text = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(text)?.[1] ?? 0) * 1024;
+  return { anon: kb("RssAnon"), file: kb("RssFile"), shmem: kb("RssShmem") };
+}
+
+/** The largest resident mappings of `pid`, by path (anonymous ones as `[anon]`). */
+function topMappings(pid: number, n = 8): [string, number][] {
+  const totals = new Map<string, number>();
+  let current = "";
+  for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      current = head[1] || "[anon]";
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) totals.set(current, (totals.get(current) ?? 0) + Number(rss[1]) * 1024);
+  }
+  return [...totals].sort((a, b) => b[1] - a[1]).slice(0, n);
+}
+
+/** A minimal DevTools protocol client over one isolate's inspector WebSocket. */
+async function inspector(url: string) {
+  const Socket = WebSocket as unknown as new (url: string, options: { headers: Record<string, string> }) => WebSocket;
+  const ws = new Socket(url, { headers: { Origin: "http://127.0.0.1" } });
+  await new Promise((ok, fail) => {
+    ws.onopen = ok;
+    ws.onerror = fail;
+    setTimeout(() => fail(new Error(`no answer from ${url}`)), 2000);
+  });
+  let next = 1;
+  const waiting = new Map<number, (result: unknown) => void>();
+  ws.onmessage = (event) => {
+    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
+    if (message.id !== undefined) waiting.get(message.id)?.(message.result);
+  };
+  /** Sends one command; undefined when the isolate does not answer within `timeoutMs`. */
+  const send = <T>(method: string, params: object = {}, timeoutMs = 20_000) =>
+    new Promise<T | undefined>((ok) => {
+      const id = next++;
+      waiting.set(id, ok as (result: unknown) => void);
+      ws.send(JSON.stringify({ id, method, params }));
+      setTimeout(() => ok(undefined), timeoutMs);
+    });
+  return { send, close: () => ws.close() };
+}
+type Inspector = Awaited<ReturnType<typeof inspector>>;
+
+/** TCP ports `pid` listens on, from its socket descriptors and /proc/net/tcp. */
+function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      if (inode) inodes.add(inode);
+    } catch {
+      // closed while listing
+    }
+  }
+  const ports: number[] = [];
+  for (const line of readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f[3] === "0A" && inodes.has(f[9] ?? "")) ports.push(parseInt(f[1]!.split(":")[1]!, 16));
+  }
+  return ports;
+}
+
+/**
+ * One inspector per isolate of the runtime: each local service's directly, the Worker's through
+ * wrangler's inspector proxy (which holds the runtime's only session for it).
+ */
+async function isolates(pid: number, workerInspector: string): Promise<Map<string, Inspector>> {
+  for (const port of listeningPorts(pid)) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/json/list`, { signal: AbortSignal.timeout(2000) });
+      const targets = (await res.json()) as { id: string; webSocketDebuggerUrl: string }[];
+      if (!Array.isArray(targets)) continue;
+      const found = new Map<string, Inspector>();
+      const [worker] = (await (await fetch(`${workerInspector}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
+      found.set("worker", await inspector(worker!.webSocketDebuggerUrl));
+      for (const t of targets) {
+        if (t.id.startsWith("core:user:control-plane")) continue;
+        try {
+          found.set(t.id, await inspector(t.webSocketDebuggerUrl));
+        } catch {
+          console.log(`(isolate ${t.id} not inspectable)`);
+        }
+      }
+      return found;
+    } catch {
+      // not the inspector
+    }
+  }
+  throw new Error("the runtime's inspector was not found");
+}
+
+interface HeapUsage {
+  usedSize: number;
+  backingStorageSize?: number;
+}
+
+const { values } = parseArgs({ options: { size: { type: "string", default: "200MB" } } });
+const size = parseSize(values.size!);
+const dir = mkdtempSync(join(tmpdir(), "control-plane-memory-"));
+const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0" } });
+try {
+  const runtime = findWorkerd(server.process.pid!, server.port).find((p) => p.role === "runtime");
+  if (!runtime) throw new Error("no workerd runtime found under wrangler dev");
+  const args = server.process.spawnargs;
+  const inspectors = await isolates(runtime.pid, `http://127.0.0.1:${args[args.indexOf("--inspector-port") + 1]}`);
+  const mb = (n: number) => `${(n / MB).toFixed(0).padStart(5)} MB`;
+
+  /** Process memory from /proc, then V8 heap and ArrayBuffer backing stores of every isolate holding over 4 MB. */
+  async function show(label: string, gc = false): Promise<void> {
+    const p = procStatus(runtime!.pid);
+    console.log(`${label.padEnd(26)} anon ${mb(p.anon)}  file ${mb(p.file)}  shmem ${mb(p.shmem)}`);
+    for (const [id, devtools] of inspectors) {
+      if (gc && id === "worker" && (await devtools.send("HeapProfiler.collectGarbage", {}, 5000)) === undefined) console.log(`${"".padEnd(28)}${id.padEnd(26)} (no full GC)`);
+      const h = await devtools.send<HeapUsage>("Runtime.getHeapUsage");
+      if (!h) {
+        console.log(`${"".padEnd(28)}${id.padEnd(26)} (no answer)`);
+        continue;
+      }
+      const backing = h.backingStorageSize ?? 0;
+      if (h.usedSize + backing > 4 * MB) console.log(`${"".padEnd(28)}${id.padEnd(26)} V8 heap ${mb(h.usedSize)}  array buffers ${mb(backing)}`);
+    }
+  }
+
+  /** Runs `work` while sampling /proc every 200 ms; prints the peak and the timeline every 2 s. */
+  async function during(label: string, work: () => Promise<void>): Promise<void> {
+    let peak = { anon: 0, file: 0, shmem: 0 };
+    const timeline: number[] = [];
+    const timer = setInterval(() => {
+      const s = procStatus(runtime!.pid);
+      if (s.anon > peak.anon) peak = s;
+      timeline.push(s.anon);
+    }, 200);
+    await work();
+    clearInterval(timer);
+    console.log(`${`${label}, peak`.padEnd(26)} anon ${mb(peak.anon)}  file ${mb(peak.file)}  shmem ${mb(peak.shmem)}`);
+    console.log(`  anon every 2 s, MB: ${timeline.filter((_, i) => i % 10 === 0).map((b) => (b / MB).toFixed(0)).join(" ")}`);
+    await show(`${label}, after`);
+    await show(`${label}, after full GC`, true);
+  }
+
+  await show("idle");
+  const account = await createAccount(server.url, "memory@example.com");
+  const databaseId = await createDatabase(account, "memory");
+  const raw = await fillDatabase(account, databaseId, size);
+  console.log(`filled ${(raw / 1e6).toFixed(0)} MB of raw data`);
+  await show("after fill", true);
+  // Every page of every table read once, outside any export: what reading the data alone costs.
+  for (const scan of [
+    "SELECT sum(length(email || ifnull(display_name, '') || hex(ifnull(avatar, x'')))) FROM accounts",
+    "SELECT sum(length(payload)) FROM events",
+    "SELECT sum(length(title || body || hex(ifnull(attachment, x'')) || hex(checksum))) FROM documents",
+  ]) await runSql(account, databaseId, scan);
+  await show("after reading every row", true);
+
+  let url = "";
+  await during("export", async () => {
+    const started = await startExport(account, databaseId);
+    const ready = await waitUntilReady(started);
+    console.log(`export ready in ${(ready.totalMs / 1000).toFixed(1)} s, archive ${(ready.archiveBytes / 1e6).toFixed(0)} MB`);
+    url = started.url;
+  });
+  await during("download", async () => {
+    await promisify(execFile)("curl", ["-sS", "--fail", "-o", "/dev/null", url]);
+  });
+  console.log("largest mappings now:");
+  for (const [path, bytes] of topMappings(runtime.pid)) console.log(`  ${mb(bytes)}  ${path}`);
+  for (const devtools of inspectors.values()) devtools.close();
+} finally {
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
