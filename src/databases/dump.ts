@@ -2,9 +2,9 @@
  * The SQL text dump of one managed database, produced a bounded piece at a time so memory stays
  * flat whatever the database size. The text restores with `sqlite3 new.db < dump.sql`.
  *
- * Every value is rendered by SQLite's own `quote()`, never by JavaScript: a JS number cannot
- * hold a 64-bit INTEGER, and `quote()` prints a REAL with enough digits to round-trip bit for bit
- * (`%!.15g`, falling back to 17 significant digits), a BLOB as `X'..'` and TEXT with quotes doubled.
+ * Every value is rendered by SQLite itself, never by JavaScript: a JS number cannot hold a 64-bit
+ * INTEGER. `quote()` prints INTEGERs, a BLOB as `X'..'` and TEXT with quotes doubled; a REAL gets
+ * its digits in full, which round-trip bit for bit (see `literal`).
  */
 
 /** Rows asked for per query; a batch also stops early at DUMP_CHUNK_CHARS. */
@@ -87,7 +87,7 @@ function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefin
   if (columns.length === 0) return;
   const walk = chooseWalk(info, kind?.wr !== 1);
   const prefix = `INSERT INTO ${quoteIdent(table)}(${columns.map(quoteIdent).join(",")}) VALUES(`;
-  const values = columns.map((c) => `quote(${quoteIdent(c)})`).join("||','||");
+  const values = columns.map((c) => literal(quoteIdent(c))).join("||','||");
   const keys = keyExpressions(walk);
   // No aliases: an alias would shadow a column of the same name in ORDER BY and WHERE.
   const select = `SELECT ${[values, ...keys].join(", ")} FROM ${quoteIdent(table)}`;
@@ -108,6 +108,17 @@ function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefin
     if (rows > 0) yield text;
     if (rows === 0 || (rows < DUMP_BATCH_ROWS && text.length < DUMP_CHUNK_CHARS)) return;
   }
+}
+
+/**
+ * SQL that renders column `c` of a row as a literal. A finite REAL gets its digits in full
+ * (`printf('%!.20e')`, 18 significant digits), not quote()'s shortest form: both are exact, but
+ * older sqlite3 releases (3.40, Debian 12's) parse some shortest forms one unit in the last place
+ * off, e.g. `5822.3216635279` (found by the 1 GB benchmark), while the full digits lie far from
+ * any rounding boundary. Everything else, zeros (keeping -0.0) and the infinities go through quote().
+ */
+export function literal(c: string): string {
+  return `CASE WHEN typeof(${c}) = 'real' AND ${c} != 0 AND abs(${c}) <= 1.7976931348623157e308 THEN printf('%!.20e', ${c}) ELSE quote(${c}) END`;
 }
 
 /** The rowid under a name no column has taken; else the primary key; else plain offsets. */

@@ -44,6 +44,9 @@ export function gzipStream(input: ReadableStream<Uint8Array>): ReadableStream<Ui
           }
           const written = new Promise<void>((resolve, reject) => gzip.write(value, (err) => (err ? reject(err) : resolve())));
           await Promise.race([written, failed]);
+          // zlib's callbacks come as microtasks: without a turn of the event loop per piece, one
+          // export would keep every other request of the isolate waiting until it ended.
+          await new Promise((resolve) => setTimeout(resolve, 0));
         }
       },
       async cancel(reason) {

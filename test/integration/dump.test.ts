@@ -63,7 +63,7 @@ describe("database dump", () => {
     expect(at("\nINSERT INTO")).toBeGreaterThan(at("CREATE VIEW big"));
     expect(at("CREATE TRIGGER kinds_audit")).toBeGreaterThan(text.lastIndexOf("\nINSERT INTO"));
     expect(text).toContain(`INSERT INTO "weird ""name"" table"("select","a b","rowid") VALUES('from',1,'not the rowid');`);
-    expect(text).toContain(`INSERT INTO "shapes"("w","h") VALUES(2.0,3.5);`);
+    expect(text).toContain(`INSERT INTO "shapes"("w","h") VALUES(2.0e+00,3.5e+00);`);
     expect(text).toContain(`INSERT INTO "notes"("body") VALUES('full text one');`);
     expect(text).not.toMatch(/notes_(data|idx|content|docsize|config)/);
     expect(text).not.toMatch(/_cf_/);
