@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { generateSecrets, startDevServer } from "../lib/dev-server";
+import { inspector } from "./inspector";
 import { parseSize } from "./options";
 import { createAccount, createDatabase, fillDatabase, startExport, waitUntilReady } from "./worker-client";
 
@@ -23,32 +24,6 @@ interface Profile {
   timeDeltas: number[];
 }
 
-/** A minimal DevTools protocol client over the inspector's WebSocket. */
-async function inspector(url: string) {
-  // wrangler's inspector proxy refuses a connection without an Origin; Node's WebSocket (undici)
-  // takes headers in an options object that the DOM typings do not describe.
-  const Socket = WebSocket as unknown as new (url: string, options: { headers: Record<string, string> }) => WebSocket;
-  const ws = new Socket(url, { headers: { Origin: "http://127.0.0.1" } });
-  await new Promise((ok, fail) => {
-    ws.onopen = ok;
-    ws.onerror = fail;
-  });
-  let next = 1;
-  const waiting = new Map<number, (result: unknown) => void>();
-  ws.onmessage = (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
-    if (message.id !== undefined) waiting.get(message.id)?.(message.result);
-  };
-  return {
-    send: <T>(method: string, params: object = {}) =>
-      new Promise<T>((ok) => {
-        const id = next++;
-        waiting.set(id, ok as (result: unknown) => void);
-        ws.send(JSON.stringify({ id, method, params }));
-      }),
-    close: () => ws.close(),
-  };
-}
 
 /** Self time (ms) grouped by `key`, largest first. */
 function selfTime(profile: Profile, key: (node: ProfileNode) => string): [string, number][] {
@@ -106,7 +81,7 @@ try {
   const ready = await waitUntilReady(started);
   done = true;
   await probing;
-  const { profile } = await devtools.send<{ profile: Profile }>("Profiler.stop");
+  const { profile } = (await devtools.send<{ profile: Profile }>("Profiler.stop"))!;
   devtools.close();
 
   const file = join(dir, "export.cpuprofile");

@@ -3,8 +3,9 @@
  * memory goes during one export and one whole download. Samples every 200 ms, from /proc, the
  * runtime's anonymous memory (heaps: V8, the allocator, buffers) apart from its file-backed pages
  * (mapped files: the binary, and the local SQLite and blob files of D1, R2 and Durable Objects),
- * and from the inspector the V8 heap of the Worker's isolate. Prints the figures at rest and at
- * the peak of each phase, and the largest mappings at the peak.
+ * and from the inspector the V8 heap and ArrayBuffers of each isolate (the Worker's, and the local
+ * D1, R2 and queue emulations'). Prints the figures at rest, at the peak of each phase and after
+ * it, and the largest mappings at the end.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
@@ -13,6 +14,7 @@ import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { generateSecrets, startDevServer } from "../lib/dev-server";
 import { findWorkerd } from "./memory";
+import { type Inspector, inspector } from "./inspector";
 import { parseSize } from "./options";
 import { createAccount, createDatabase, fillDatabase, runSql, startExport, waitUntilReady } from "./worker-client";
 
@@ -45,33 +47,6 @@ function topMappings(pid: number, n = 8): [string, number][] {
   }
   return [...totals].sort((a, b) => b[1] - a[1]).slice(0, n);
 }
-
-/** A minimal DevTools protocol client over one isolate's inspector WebSocket. */
-async function inspector(url: string) {
-  const Socket = WebSocket as unknown as new (url: string, options: { headers: Record<string, string> }) => WebSocket;
-  const ws = new Socket(url, { headers: { Origin: "http://127.0.0.1" } });
-  await new Promise((ok, fail) => {
-    ws.onopen = ok;
-    ws.onerror = fail;
-    setTimeout(() => fail(new Error(`no answer from ${url}`)), 2000);
-  });
-  let next = 1;
-  const waiting = new Map<number, (result: unknown) => void>();
-  ws.onmessage = (event) => {
-    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown };
-    if (message.id !== undefined) waiting.get(message.id)?.(message.result);
-  };
-  /** Sends one command; undefined when the isolate does not answer within `timeoutMs`. */
-  const send = <T>(method: string, params: object = {}, timeoutMs = 20_000) =>
-    new Promise<T | undefined>((ok) => {
-      const id = next++;
-      waiting.set(id, ok as (result: unknown) => void);
-      ws.send(JSON.stringify({ id, method, params }));
-      setTimeout(() => ok(undefined), timeoutMs);
-    });
-  return { send, close: () => ws.close() };
-}
-type Inspector = Awaited<ReturnType<typeof inspector>>;
 
 /** TCP ports `pid` listens on, from its socket descriptors and /proc/net/tcp. */
 function listeningPorts(pid: number): number[] {
@@ -139,12 +114,11 @@ try {
   const mb = (n: number) => `${(n / MB).toFixed(0).padStart(5)} MB`;
 
   /** Process memory from /proc, then V8 heap and ArrayBuffer backing stores of every isolate holding over 4 MB. */
-  async function show(label: string, gc = false): Promise<void> {
+  async function show(label: string): Promise<void> {
     const p = procStatus(runtime!.pid);
     console.log(`${label.padEnd(26)} anon ${mb(p.anon)}  file ${mb(p.file)}  shmem ${mb(p.shmem)}`);
     for (const [id, devtools] of inspectors) {
-      if (gc && id === "worker" && (await devtools.send("HeapProfiler.collectGarbage", {}, 5000)) === undefined) console.log(`${"".padEnd(28)}${id.padEnd(26)} (no full GC)`);
-      const h = await devtools.send<HeapUsage>("Runtime.getHeapUsage");
+      const h = await devtools.send<HeapUsage>("Runtime.getHeapUsage", {}, 20_000);
       if (!h) {
         console.log(`${"".padEnd(28)}${id.padEnd(26)} (no answer)`);
         continue;
@@ -168,7 +142,6 @@ try {
     console.log(`${`${label}, peak`.padEnd(26)} anon ${mb(peak.anon)}  file ${mb(peak.file)}  shmem ${mb(peak.shmem)}`);
     console.log(`  anon every 2 s, MB: ${timeline.filter((_, i) => i % 10 === 0).map((b) => (b / MB).toFixed(0)).join(" ")}`);
     await show(`${label}, after`);
-    await show(`${label}, after full GC`, true);
   }
 
   await show("idle");
@@ -176,14 +149,14 @@ try {
   const databaseId = await createDatabase(account, "memory");
   const raw = await fillDatabase(account, databaseId, size);
   console.log(`filled ${(raw / 1e6).toFixed(0)} MB of raw data`);
-  await show("after fill", true);
+  await show("after fill");
   // Every page of every table read once, outside any export: what reading the data alone costs.
   for (const scan of [
     "SELECT sum(length(email || ifnull(display_name, '') || hex(ifnull(avatar, x'')))) FROM accounts",
     "SELECT sum(length(payload)) FROM events",
     "SELECT sum(length(title || body || hex(ifnull(attachment, x'')) || hex(checksum))) FROM documents",
   ]) await runSql(account, databaseId, scan);
-  await show("after reading every row", true);
+  await show("after reading every row");
 
   let url = "";
   await during("export", async () => {
