@@ -102,6 +102,7 @@ export class ManagedDatabase extends DurableObject<Env> {
   /** Closes an open dump early (its reader cancelled); SQL calls go on. */
   closeDump(id: string): void {
     this.#dumps.get(id)?.close();
+    this.#dumps.delete(id);
   }
 
   #run(sql: string, params: SqlValue[]): ExecuteOutcome {
