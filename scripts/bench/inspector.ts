@@ -16,7 +16,8 @@ export async function inspector(url: string): Promise<Inspector> {
   await new Promise((ok, fail) => {
     ws.onopen = ok;
     ws.onerror = fail;
-    setTimeout(() => fail(new Error(`no answer from ${url}`)), 2000);
+    const timer = setTimeout(() => fail(new Error(`no answer from ${url}`)), 2000);
+    ws.addEventListener("open", () => clearTimeout(timer));
   });
   let next = 1;
   const waiting = new Map<number, (result: unknown) => void>();
@@ -28,9 +29,17 @@ export async function inspector(url: string): Promise<Inspector> {
     send: <T>(method: string, params: object = {}, timeoutMs = 600_000) =>
       new Promise<T | undefined>((ok) => {
         const id = next++;
-        waiting.set(id, ok as (result: unknown) => void);
+        // An answered command clears its timer: a pending one would keep the script alive.
+        const timer = setTimeout(() => {
+          waiting.delete(id);
+          ok(undefined);
+        }, timeoutMs);
+        waiting.set(id, (result) => {
+          clearTimeout(timer);
+          waiting.delete(id);
+          ok(result as T);
+        });
         ws.send(JSON.stringify({ id, method, params }));
-        setTimeout(() => ok(undefined), timeoutMs);
       }),
     close: () => ws.close(),
   };

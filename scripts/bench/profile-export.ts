@@ -48,6 +48,36 @@ function longestBusyStretch(profile: Profile): number {
   return longest;
 }
 
+/** Probe of `/healthz`: [sent at (ms since the work began), time to reply (ms)]. */
+type Probe = [number, number];
+
+/** Runs `work` with a `/healthz` request every 100 ms beside it. */
+async function probed<T>(work: () => Promise<T>): Promise<{ result: T; probes: Probe[] }> {
+  const t0 = performance.now();
+  const probes: Probe[] = [];
+  let done = false;
+  const probing = (async () => {
+    while (!done) {
+      const t = performance.now();
+      await (await fetch(`${server.url}/healthz`)).arrayBuffer();
+      probes.push([t - t0, performance.now() - t]);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  try {
+    return { result: await work(), probes };
+  } finally {
+    done = true;
+    await probing;
+  }
+}
+
+function report(during: string, probes: Probe[]): void {
+  const slow = probes.filter(([, ms]) => ms >= 500);
+  console.log(`/healthz probes during ${during}: ${probes.length}, slowest ${Math.max(...probes.map(([, ms]) => ms)).toFixed(0)} ms`);
+  console.log(`  ${slow.length} took 500 ms or more: ${slow.map(([at, ms]) => `at ${(at / 1000).toFixed(1)} s: ${ms.toFixed(0)} ms`).join(", ") || "none"}`);
+}
+
 /** wrangler bundles the Worker into one file, so a frame is told apart by its function name. */
 const functionName = (n: ProfileNode) => n.callFrame.functionName || (n.callFrame.url ? "(anonymous)" : "(native)");
 
@@ -68,19 +98,8 @@ try {
   await devtools.send("Profiler.start");
 
   const started = await startExport(account, databaseId);
-  const probes: number[] = [];
-  let done = false;
-  const probing = (async () => {
-    while (!done) {
-      const t = performance.now();
-      await (await fetch(`${server.url}/healthz`)).arrayBuffer();
-      probes.push(performance.now() - t);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  const ready = await waitUntilReady(started);
-  done = true;
-  await probing;
+  const exporting = await probed(() => waitUntilReady(started));
+  const ready = exporting.result;
   const { profile } = (await devtools.send<{ profile: Profile }>("Profiler.stop"))!;
   devtools.close();
 
@@ -90,10 +109,19 @@ try {
   const ms = (n: number) => `${n.toFixed(0).padStart(7)} ms ${((100 * n) / total).toFixed(1).padStart(5)}%`;
   console.log(`Export of ${(raw / 1e6).toFixed(1)} MB raw: ${ready.totalMs.toFixed(0)} ms to ready, archive ${(ready.archiveBytes / 1e6).toFixed(1)} MB`);
   console.log(`Profile: ${total.toFixed(0)} ms sampled; longest stretch without going idle: ${longestBusyStretch(profile).toFixed(0)} ms`);
-  console.log(`/healthz probes during the export: ${probes.length}, slowest ${Math.max(...probes).toFixed(0)} ms\n`);
+  report("the export", exporting.probes);
   console.log("Self time by function:");
   for (const [k, v] of selfTime(profile, functionName).slice(0, 25)) console.log(`  ${ms(v)}  ${k}`);
   console.log(`\nCPU profile: ${file}`);
+
+  const downloading = await probed(async () => {
+    const t = performance.now();
+    const bytes = (await (await fetch(started.url)).arrayBuffer()).byteLength;
+    return { bytes, ms: performance.now() - t };
+  });
+  const { bytes, ms: downloadMs } = downloading.result;
+  console.log(`\nDownload of the archive: ${(bytes / 1e6).toFixed(1)} MB in ${(downloadMs / 1000).toFixed(1)} s`);
+  report("the download", downloading.probes);
 } finally {
   await server.stop();
 }

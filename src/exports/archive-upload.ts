@@ -1,4 +1,5 @@
 import { toHex } from "../lib/encoding";
+import { nextTurn } from "../lib/event-loop";
 
 /**
  * Writing an archive to R2 with flat memory: the gzip bytes are hashed as they pass and cut into
@@ -161,6 +162,9 @@ async function uploadParts(
     for await (const part of parts) {
       if (uploaded.length === R2_MAX_PARTS) throw new Error(`the archive needs more than ${R2_MAX_PARTS} parts`);
       uploaded.push(await upload.uploadPart(uploaded.length + 1, part));
+      // A part is many megabytes moved between the Worker and the bucket binding: a turn of the
+      // event loop between parts keeps the isolate's other requests answered during a long upload.
+      await nextTurn();
     }
     const object = await upload.complete(uploaded);
     return { size: object.size, etag: object.etag };

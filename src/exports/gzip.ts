@@ -9,6 +9,7 @@
  * ready, so at most about one input piece's worth of output waits for the reader.
  */
 import { createGzip } from "node:zlib";
+import { nextTurn } from "../lib/event-loop";
 
 /** gzip level: zlib's default, the one `gzip` and CompressionStream use. */
 export const GZIP_LEVEL = 6;
@@ -46,7 +47,7 @@ export function gzipStream(input: ReadableStream<Uint8Array>): ReadableStream<Ui
           await Promise.race([written, failed]);
           // zlib's callbacks come as microtasks: without a turn of the event loop per piece, one
           // export would keep every other request of the isolate waiting until it ended.
-          await new Promise((resolve) => setTimeout(resolve, 0));
+          await nextTurn();
         }
       },
       async cancel(reason) {

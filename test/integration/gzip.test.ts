@@ -72,6 +72,16 @@ describe("gzip stream", () => {
     expect(out).toBeGreaterThan(0);
   });
 
+  it("lets the isolate's timers run between pieces, not only once the whole input is compressed", async () => {
+    let pulled = 0;
+    const output = bytesOf(gzipStream(piecewise(textBytes(4_000_000), 262_144, (n) => (pulled = n))));
+    // A timer set now stands for every other request of the isolate waiting for its turn.
+    const pulledWhenTimerRan = await new Promise<number>((resolve) => setTimeout(() => resolve(pulled), 0));
+    await output;
+    expect(pulled).toBe(16);
+    expect(pulledWhenTimerRan).toBeLessThanOrEqual(2);
+  });
+
   it("cancelling the output cancels the input", async () => {
     let cancelled: unknown = null;
     const input = new ReadableStream<Uint8Array>({
