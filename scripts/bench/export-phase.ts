@@ -9,7 +9,7 @@ import type { BenchContext } from "./context";
 import { type RssByRole, RssPeak } from "./memory";
 import { buildNativeDatabase, nativeArchiveBytes, nativeExport, restoreAndCompare } from "./native";
 import { type ResultRow, row } from "./report";
-import { idleHealthzMs, probeHealthz } from "./responsiveness";
+import { idleHealthzMs, probeHealthz, slowest } from "./responsiveness";
 import { formatSize } from "./options";
 import { curlDownload, fileSha256, mbPerSecond } from "./transfer";
 import { type BenchAccount, createDatabase, fillDatabase, startExport, waitUntilReady } from "./worker-client";
@@ -78,7 +78,7 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
       const started = await startExport(account, data.databaseId);
       startReply.push(started.startMs);
       const result = { url: started.url, ...(await waitUntilReady(started)) };
-      slowestHealthz.push(await probe.stop());
+      slowestHealthz.push(slowest(await probe.stop()));
       return result;
     });
     worker.push(data.rawBytes / MB / (ready.totalMs / 1000));

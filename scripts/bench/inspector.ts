@@ -14,10 +14,12 @@ export async function inspector(url: string): Promise<Inspector> {
   const Socket = WebSocket as unknown as new (url: string, options: { headers: Record<string, string> }) => WebSocket;
   const ws = new Socket(url, { headers: { Origin: "http://127.0.0.1" } });
   await new Promise((ok, fail) => {
-    ws.onopen = ok;
-    ws.onerror = fail;
     const timer = setTimeout(() => fail(new Error(`no answer from ${url}`)), 2000);
-    ws.addEventListener("open", () => clearTimeout(timer));
+    ws.onopen = () => {
+      clearTimeout(timer);
+      ok(undefined);
+    };
+    ws.onerror = fail;
   });
   let next = 1;
   const waiting = new Map<number, (result: unknown) => void>();

@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { generateSecrets, startDevServer } from "../lib/dev-server";
 import { inspector } from "./inspector";
 import { parseSize } from "./options";
+import { type Probe, probeHealthz, slowest } from "./responsiveness";
 import { createAccount, createDatabase, fillDatabase, startExport, waitUntilReady } from "./worker-client";
 
 interface ProfileNode {
@@ -48,34 +49,10 @@ function longestBusyStretch(profile: Profile): number {
   return longest;
 }
 
-/** Probe of `/healthz`: [sent at (ms since the work began), time to reply (ms)]. */
-type Probe = [number, number];
-
-/** Runs `work` with a `/healthz` request every 100 ms beside it. */
-async function probed<T>(work: () => Promise<T>): Promise<{ result: T; probes: Probe[] }> {
-  const t0 = performance.now();
-  const probes: Probe[] = [];
-  let done = false;
-  const probing = (async () => {
-    while (!done) {
-      const t = performance.now();
-      await (await fetch(`${server.url}/healthz`)).arrayBuffer();
-      probes.push([t - t0, performance.now() - t]);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  try {
-    return { result: await work(), probes };
-  } finally {
-    done = true;
-    await probing;
-  }
-}
-
 function report(during: string, probes: Probe[]): void {
-  const slow = probes.filter(([, ms]) => ms >= 500);
-  console.log(`/healthz probes during ${during}: ${probes.length}, slowest ${Math.max(...probes.map(([, ms]) => ms)).toFixed(0)} ms`);
-  console.log(`  ${slow.length} took 500 ms or more: ${slow.map(([at, ms]) => `at ${(at / 1000).toFixed(1)} s: ${ms.toFixed(0)} ms`).join(", ") || "none"}`);
+  const slow = probes.filter(({ ms }) => ms >= 500);
+  console.log(`/healthz probes during ${during}: ${probes.length}, slowest ${slowest(probes).toFixed(0)} ms`);
+  console.log(`  ${slow.length} took 500 ms or more: ${slow.map(({ at, ms }) => `at ${(at / 1000).toFixed(1)} s: ${ms.toFixed(0)} ms`).join(", ") || "none"}`);
 }
 
 /** wrangler bundles the Worker into one file, so a frame is told apart by its function name. */
@@ -98,8 +75,9 @@ try {
   await devtools.send("Profiler.start");
 
   const started = await startExport(account, databaseId);
-  const exporting = await probed(() => waitUntilReady(started));
-  const ready = exporting.result;
+  const exportProbe = probeHealthz(server.url);
+  const ready = await waitUntilReady(started);
+  const exportProbes = await exportProbe.stop();
   const { profile } = (await devtools.send<{ profile: Profile }>("Profiler.stop"))!;
   devtools.close();
 
@@ -109,19 +87,18 @@ try {
   const ms = (n: number) => `${n.toFixed(0).padStart(7)} ms ${((100 * n) / total).toFixed(1).padStart(5)}%`;
   console.log(`Export of ${(raw / 1e6).toFixed(1)} MB raw: ${ready.totalMs.toFixed(0)} ms to ready, archive ${(ready.archiveBytes / 1e6).toFixed(1)} MB`);
   console.log(`Profile: ${total.toFixed(0)} ms sampled; longest stretch without going idle: ${longestBusyStretch(profile).toFixed(0)} ms`);
-  report("the export", exporting.probes);
+  report("the export", exportProbes);
   console.log("Self time by function:");
   for (const [k, v] of selfTime(profile, functionName).slice(0, 25)) console.log(`  ${ms(v)}  ${k}`);
   console.log(`\nCPU profile: ${file}`);
 
-  const downloading = await probed(async () => {
-    const t = performance.now();
-    const bytes = (await (await fetch(started.url)).arrayBuffer()).byteLength;
-    return { bytes, ms: performance.now() - t };
-  });
-  const { bytes, ms: downloadMs } = downloading.result;
+  const downloadProbe = probeHealthz(server.url);
+  const t = performance.now();
+  const bytes = (await (await fetch(started.url)).arrayBuffer()).byteLength;
+  const downloadMs = performance.now() - t;
+  const downloadProbes = await downloadProbe.stop();
   console.log(`\nDownload of the archive: ${(bytes / 1e6).toFixed(1)} MB in ${(downloadMs / 1000).toFixed(1)} s`);
-  report("the download", downloading.probes);
+  report("the download", downloadProbes);
 } finally {
   await server.stop();
 }

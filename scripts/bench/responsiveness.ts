@@ -17,18 +17,26 @@ export async function idleHealthzMs(base: string, count = 5): Promise<number> {
   return times.sort((a, b) => a - b)[Math.floor(count / 2)]!;
 }
 
-/** A probe running in the background; `stop` waits for its last request and gives the slowest, ms. */
+/** One probe request: when it was sent (ms after the probe began) and how long its reply took (ms). */
+export interface Probe {
+  at: number;
+  ms: number;
+}
+
+/** A probe running in the background; `stop` waits for its last request and gives every request. */
 export interface HealthzProbe {
-  stop: () => Promise<number>;
+  stop: () => Promise<Probe[]>;
 }
 
 /** Sends `/healthz` 100 ms after each reply until stopped. */
 export function probeHealthz(base: string): HealthzProbe {
+  const began = performance.now();
+  const probes: Probe[] = [];
   let running = true;
-  let slowest = 0;
   const loop = (async () => {
     while (running) {
-      slowest = Math.max(slowest, await healthzMs(base));
+      const at = performance.now() - began;
+      probes.push({ at, ms: await healthzMs(base) });
       await new Promise((r) => setTimeout(r, 100));
     }
   })();
@@ -36,7 +44,12 @@ export function probeHealthz(base: string): HealthzProbe {
     stop: async () => {
       running = false;
       await loop;
-      return slowest;
+      return probes;
     },
   };
+}
+
+/** The slowest reply among `probes`, ms (0 for none). */
+export function slowest(probes: Probe[]): number {
+  return Math.max(0, ...probes.map((p) => p.ms));
 }
