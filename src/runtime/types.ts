@@ -1,0 +1,86 @@
+/**
+ * The container engine as the control plane sees it: it builds images from a context stream and
+ * runs app instances. The level is "instances", not "containers on this host", so an adapter for
+ * many machines (Docker Swarm services) fits the same interface. The Docker Engine API adapter is
+ * `docker.ts`; every adapter passes the conformance suite in `test/runtime/conformance.ts`.
+ */
+
+/** Memory and CPU given to one instance; from the app's plan. */
+export interface InstanceLimits {
+  memoryBytes: number;
+  /** Fractional CPUs, e.g. 0.5. */
+  cpus: number;
+}
+
+export interface BuildSpec {
+  /** The build context as a tar stream (uncompressed). */
+  context: ReadableStream<Uint8Array>;
+  /** Path of the build file inside the context, e.g. `Dockerfile` or `docker/web.Dockerfile`. */
+  dockerfile: string;
+  /** Image reference to give the result, e.g. `cp-app-<app id>:<deploy id>`. */
+  tag: string;
+  /** Build output as it comes, one or more whole lines per call (engine's stream decoded). */
+  onOutput?: (text: string) => void | Promise<void>;
+}
+
+export type BuildOutcome =
+  | { ok: true; image: string }
+  /** `error`: the engine's sentence; `failedStep`: the build step that failed (`Step 3/5 : RUN make`), when known. */
+  | { ok: false; error: string; failedStep?: string };
+
+export interface InstanceSpec {
+  image: string;
+  /** Unique among live instances; adapters may use it as the container or service name. */
+  name: string;
+  /** Labels to find an app's instances again (`app_id`, `deploy_id`). */
+  labels: Record<string, string>;
+  /** The app's variables; no `PORT` is ever added. */
+  env: Record<string, string>;
+  /** The one HTTP port the app listens on inside the instance. */
+  port: number;
+  limits: InstanceLimits;
+}
+
+export interface Instance {
+  id: string;
+  /** Base URL at which the Worker reaches the instance's HTTP port, e.g. `http://127.0.0.1:32768`. */
+  url: string;
+}
+
+export interface InstanceState {
+  id: string;
+  running: boolean;
+  /** Where the port is reachable now; null while not running. */
+  url: string | null;
+  image: string;
+}
+
+/** The engine could not be reached, or answered in a way that is not the app's fault. */
+export class RuntimeUnavailableError extends Error {
+  override readonly name = "RuntimeUnavailableError";
+}
+
+export interface ContainerRuntime {
+  /** Reaches the engine; throws RuntimeUnavailableError when it cannot. */
+  ping(): Promise<{ apiVersion: string }>;
+  /** Builds an image; a failing build is an outcome, not a throw. */
+  build(spec: BuildSpec): Promise<BuildOutcome>;
+  /** Creates and starts an instance; resolves once the engine reports it started (not probed). */
+  start(spec: InstanceSpec): Promise<Instance>;
+  /** The instance's state, or null when it does not exist. */
+  inspect(id: string): Promise<InstanceState | null>;
+  /** Restarts the same instance in place (same image, same variables); its URL may change. */
+  restart(id: string): Promise<Instance>;
+  /** Stops an instance; a missing or stopped one is fine. */
+  stop(id: string): Promise<void>;
+  /** Starts a stopped instance again; its URL may change. */
+  resume(id: string): Promise<Instance>;
+  /** Removes an instance (stopping it first); a missing one is fine. */
+  remove(id: string): Promise<void>;
+  /** Removes an image; a missing one is fine. */
+  removeImage(image: string): Promise<void>;
+  /** Whether an image exists. */
+  hasImage(image: string): Promise<boolean>;
+  /** The instance's own output (stdout and stderr interleaved as text), the last `tail` lines. */
+  logs(id: string, options?: { tail?: number }): Promise<string>;
+}
