@@ -92,9 +92,11 @@ export async function archiveResponse(
   }
   if (decision.kind === "unsatisfiable") {
     checkObject(await bucket.head(key), archive);
+    // Only the size: nothing naming or describing the archive, which a client saving by the
+    // server's file name would otherwise attach to this text.
     return new Response("The requested range is outside the archive. Download it again from the start.\n", {
       status: 416,
-      headers: { ...headers, "Content-Type": "text/plain; charset=utf-8", "Content-Range": `bytes */${archive.size}` },
+      headers: { "Content-Type": "text/plain; charset=utf-8", "Content-Range": `bytes */${archive.size}` },
     });
   }
   if (decision.ranges.length === 1) {

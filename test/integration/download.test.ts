@@ -106,6 +106,9 @@ describe("download: ranges", () => {
     expect(res.headers.get("Content-Type")).toMatch(/^text\/plain/);
     expect(res.headers.get("Content-Range")).toBe(`bytes */${archive.byteLength}`);
     expect(() => JSON.parse(text())).toThrow();
+    // Nothing that describes the archive: a client saving by the server's file name or checking
+    // the hash must not take this text for the archive.
+    for (const name of ["Content-Disposition", "ETag", "X-Export-SHA256", "Accept-Ranges"]) expect(res.headers.get(name)).toBeNull();
   });
 
   it("honours a range with the current ETag in If-Range and sends everything for any other value", async () => {
