@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { createApp } from "./app";
 import { getConfig } from "./config";
 import { handleExportBatch } from "./exports/job";
-import { sweepExpiredArchives } from "./exports/retention";
+import { runSweep } from "./exports/sweep";
 import { defaultDeps } from "./http/context";
 
 export { ManagedDatabase } from "./databases/managed-database";
@@ -19,6 +19,6 @@ export default {
   fetch: app.fetch,
   queue: (batch, env) => handleExportBatch(batch, env, { now: defaultDeps.now }),
   scheduled: async (_controller, env) => {
-    await sweepExpiredArchives(env, getConfig(env).ARCHIVE_RETENTION_SECONDS, defaultDeps.now());
+    await runSweep(env, defaultDeps.now(), getConfig(env).ARCHIVE_RETENTION_SECONDS);
   },
 } satisfies ExportedHandler<Env>;

@@ -68,33 +68,3 @@ export const requireSession: MiddlewareHandler<AppEnv> = async function requireS
   if (!(await loadSession(c))) throw new ApiError("UNAUTHORIZED", "Sign in to continue.");
   await next();
 };
-
-const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
-
-/**
- * CSRF protection for state-changing console routes: the request must come from our own origin
- * (the `Origin` header browsers send on every POST) or carry the session's CSRF token in
- * `X-CSRF-Token` or the `_csrf` form field.
- */
-export function csrfGuard(): MiddlewareHandler<AppEnv> {
-  return async function csrfGuard(c, next) {
-    if (SAFE_METHODS.has(c.req.method)) return next();
-    const origin = c.req.header("Origin");
-    const ownOrigin = new URL(c.req.url).origin;
-    if (origin !== undefined) {
-      if (origin === ownOrigin) return next();
-      throw new ApiError("CSRF_REJECTED", "This request came from another site and was refused.");
-    }
-    const expected = c.get("session")?.csrfToken ?? ((await loadSession(c)) ? c.get("session")?.csrfToken : undefined);
-    const given = c.req.header("X-CSRF-Token") ?? (await formCsrfField(c));
-    if (expected && given && (await sha256Hex(given)) === (await sha256Hex(expected))) return next();
-    throw new ApiError("CSRF_REJECTED", "The form expired or came from another site. Reload the page and try again.");
-  };
-}
-
-async function formCsrfField(c: Context): Promise<string | undefined> {
-  const type = c.req.header("Content-Type") ?? "";
-  if (!type.startsWith("application/x-www-form-urlencoded") && !type.startsWith("multipart/form-data")) return undefined;
-  const field = (await c.req.parseBody())["_csrf"];
-  return typeof field === "string" ? field : undefined;
-}

@@ -1,6 +1,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import { database } from "../db/client";
-import { databases, exports } from "../db/schema";
+import { databases } from "../db/schema";
+import { deleteDatabaseAndArchives } from "../exports/store";
 import { notFound } from "../http/errors";
 import { iso, isUuid } from "../lib/time";
 
@@ -50,16 +51,14 @@ export function managedDatabase(env: Env, id: string) {
 }
 
 /** Deletes the record, its exports and their archives, then the data itself. */
-export async function deleteDatabase(env: Env, accountId: string, id: string): Promise<void> {
+export async function deleteDatabase(env: Env, accountId: string, id: string, now: number): Promise<void> {
   const row = await getOwnedDatabase(env, accountId, id);
-  const db = database(env);
-  const archived = await db.select({ id: exports.id }).from(exports).where(eq(exports.databaseId, row.id));
-  await db.delete(databases).where(eq(databases.id, row.id));
-  if (archived.length > 0) await env.ARCHIVES.delete(archived.map((e) => archiveKey(row.id, e.id)));
+  await deleteDatabaseAndArchives(env, row.id, now);
   await managedDatabase(env, row.id).destroy();
 }
 
-/** Where an export's archive lives in R2. */
-export function archiveKey(databaseId: string, exportId: string): string {
-  return `exports/${databaseId}/${exportId}.sql.gz`;
+/** The account owning a database, or null when there is no such database. */
+export async function ownerOfDatabase(env: Env, id: string): Promise<string | null> {
+  const row = await database(env).select({ accountId: databases.accountId }).from(databases).where(eq(databases.id, id)).get();
+  return row?.accountId ?? null;
 }

@@ -74,13 +74,38 @@ export const exports = sqliteTable(
     sizeBytes: integer("size_bytes"),
     sha256: text("sha256"),
     attempts: integer("attempts").notNull().default(0),
+    /**
+     * Past this moment (Unix ms) a pending or running export is failed: no try of its job can
+     * still be under way (see exportDeadline). 0 on rows older than the column: failed at once.
+     */
+    deadlineAt: integer("deadline_at").notNull().default(0),
     /** Internal failure detail for operators; never sent to clients. */
     failureReason: text("failure_reason"),
   },
   (t) => [
     index("exports_database_idx").on(t.databaseId, t.createdAt),
     index("exports_status_idx").on(t.status, t.finishedAt),
+    index("exports_deadline_idx").on(t.status, t.deadlineAt),
   ],
 );
 
-export const schema = { accounts, sessions, apiTokens, databases, exports };
+/**
+ * R2 work that is owed and must not be forgotten: an object to delete (`uploadId` null) or a
+ * multipart upload to abort. Written before the work is tried, removed once it is done; the
+ * sweep retries what is left. A row naming an export waits while that export is in flight.
+ */
+export const r2Cleanup = sqliteTable(
+  "r2_cleanup",
+  {
+    id: text("id").primaryKey(),
+    key: text("key").notNull(),
+    uploadId: text("upload_id"),
+    /** The export whose job owns this upload; no foreign key, so the row outlives the export. */
+    exportId: text("export_id"),
+    createdAt: integer("created_at").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+  },
+  (t) => [index("r2_cleanup_created_idx").on(t.createdAt), index("r2_cleanup_export_idx").on(t.exportId)],
+);
+
+export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup };

@@ -1,4 +1,4 @@
-import { archiveKey } from "../databases/service";
+import { archiveKey } from "./store";
 import { randomBytes, toHex, utf8 } from "../lib/encoding";
 import { contentRange, multipartLayout } from "./multipart";
 import { type ByteRange, ifRangeAllows, parseRangeHeader } from "./ranges";

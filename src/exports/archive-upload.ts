@@ -1,5 +1,6 @@
 import { toHex } from "../lib/encoding";
 import { nextTurn } from "../lib/event-loop";
+import { stagingKey } from "./store";
 
 /**
  * Writing an archive to R2 with flat memory: the gzip bytes are hashed as they pass and cut into
@@ -32,6 +33,11 @@ export interface UploadOptions {
   partBytes?: number;
   /** Extra custom metadata (e.g. ids) stored with sha256 and size. */
   metadata?: Record<string, string>;
+  /**
+   * Told of every multipart upload as it is created; `done` once it is completed or aborted. An
+   * upload whose `done` never came (the isolate died) is left for whoever tracks it to abort.
+   */
+  track?: (upload: { key: string; uploadId: string }) => Promise<{ done: () => Promise<unknown> }>;
 }
 
 const HTTP_METADATA: R2HTTPMetadata = { contentType: "application/gzip" };
@@ -75,7 +81,7 @@ export async function uploadArchive(
       yield second.value;
       yield* parts;
     })();
-    return await uploadStaged(bucket, key, all, partBytes, async (size) => metadata(await finish(size), options));
+    return await uploadStaged(bucket, key, all, partBytes, options.track ?? untracked, async (size) => metadata(await finish(size), options));
   } finally {
     // Stops reading the source if anything failed, which also ends the dump in the database.
     await parts.return();
@@ -88,14 +94,15 @@ async function uploadStaged(
   key: string,
   parts: AsyncIterable<Uint8Array>,
   partBytes: number,
+  track: NonNullable<UploadOptions["track"]>,
   describe: (size: number) => Promise<ArchiveMetadata>,
 ): Promise<UploadedArchive> {
   const staging = stagingKey(key);
   try {
-    const staged = await uploadParts(await bucket.createMultipartUpload(staging, { httpMetadata: HTTP_METADATA }), parts);
+    const staged = await uploadParts(await bucket.createMultipartUpload(staging, { httpMetadata: HTTP_METADATA }), parts, track);
     const customMetadata = await describe(staged.size);
     const copy = await bucket.createMultipartUpload(key, { httpMetadata: HTTP_METADATA, customMetadata });
-    const copied = await uploadParts(copy, copyParts(bucket, staging, staged.size, partBytes));
+    const copied = await uploadParts(copy, copyParts(bucket, staging, staged.size, partBytes), track);
     // Same bytes cut at the same places give the same multipart ETag: a cheap check of the copy.
     if (copied.etag !== staged.etag || copied.size !== staged.size) {
       await bucket.delete(key);
@@ -107,10 +114,7 @@ async function uploadStaged(
   }
 }
 
-/** Where the parts wait until the archive's hash is known. */
-export function stagingKey(key: string): string {
-  return `${key}.staging`;
-}
+const untracked: NonNullable<UploadOptions["track"]> = async () => ({ done: async () => {} });
 
 function metadata(archive: UploadedArchive, options: UploadOptions): ArchiveMetadata {
   return { ...options.metadata, sha256: archive.sha256, size: String(archive.size) };
@@ -156,8 +160,11 @@ export async function* fixedParts(
 async function uploadParts(
   upload: R2MultipartUpload,
   parts: AsyncIterable<Uint8Array | ReadableStream>,
+  track: NonNullable<UploadOptions["track"]>,
 ): Promise<{ size: number; etag: string }> {
+  let tracked: Awaited<ReturnType<typeof track>> | undefined;
   try {
+    tracked = await track({ key: upload.key, uploadId: upload.uploadId });
     const uploaded: R2UploadedPart[] = [];
     for await (const part of parts) {
       if (uploaded.length === R2_MAX_PARTS) throw new Error(`the archive needs more than ${R2_MAX_PARTS} parts`);
@@ -167,9 +174,12 @@ async function uploadParts(
       await nextTurn();
     }
     const object = await upload.complete(uploaded);
+    await tracked.done();
     return { size: object.size, etag: object.etag };
   } catch (err) {
-    await upload.abort().catch(() => {});
+    // An abort that fails stays tracked, so it is tried again later.
+    // A record left behind only costs the sweep one abort of an upload that no longer exists.
+    if (await upload.abort().then(() => true, () => false)) await tracked?.done().catch(() => {});
     throw err;
   }
 }

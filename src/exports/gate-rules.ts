@@ -1,16 +1,20 @@
 import type { ExportStatus } from "../db/schema";
+import { IN_FLIGHT, isOverdue } from "./export-state";
 
 /**
  * When a new export of a database may start (SPEC.md endpoint 1, behaviour 2 and 3; Limits:
- * "Export cooldown", "Concurrent exports"). Pure: the gate passes the latest export that did not
- * fail and the time. A failed export is never passed in, so it neither blocks nor starts a cooldown.
+ * "Export cooldown", "Concurrent exports"). Pure: the gate passes the latest export that is not
+ * recorded as failed and the time. A failed export neither blocks nor starts a cooldown, and an
+ * export past its deadline counts as failed.
  */
 
-/** The most recent export of the database that did not fail. */
+/** The most recent export of the database that is not recorded as failed. */
 export interface LatestExport {
   status: ExportStatus;
   /** When it was accepted (Unix ms): the cooldown window counts from here. */
   createdAt: number;
+  /** Past this moment (Unix ms) a pending or running export has failed. */
+  deadlineAt: number;
 }
 
 export interface GateSettings {
@@ -19,13 +23,16 @@ export interface GateSettings {
 }
 
 export type StartDecision =
-  | { outcome: "start" }
+  /** `failLatest`: the latest export is past its deadline; record it failed before starting. */
+  | { outcome: "start"; failLatest?: true }
   | { outcome: "export_in_flight"; retryAfterSeconds: number }
   | { outcome: "cooldown_active"; retryAfterSeconds: number };
 
 export function decideExportStart(latest: LatestExport | null, now: number, settings: GateSettings): StartDecision {
   if (!latest || latest.status === "failed") return { outcome: "start" };
-  if (latest.status === "pending" || latest.status === "running") {
+  // Started after the cooldown of anything older, so nothing older holds the start back either.
+  if (isOverdue(latest, now)) return { outcome: "start", failLatest: true };
+  if (IN_FLIGHT.has(latest.status)) {
     return { outcome: "export_in_flight", retryAfterSeconds: settings.inFlightRetryAfterSeconds };
   }
   const windowMs = settings.cooldownSeconds * 1000;

@@ -1,16 +1,21 @@
 import type { Hono } from "hono";
+import { methodNotAllowed } from "hono/method-not-allowed";
 import type { AppEnv } from "./context";
 import { errorResponse } from "./errors";
 
 /**
- * Registers, after a path's real routes, a catch-all that answers 405 with `Allow` for any other
- * method, so a wrong method is told apart from an unknown path.
+ * 405 METHOD_NOT_ALLOWED, with `Allow`, for a path that has routes but none for the request's
+ * method. Hono's middleware derives the answer from the routes registered on `app` (read at the
+ * first request, once every route is mounted), so it cannot drift from them.
  */
-export function allowOnly(app: Hono<AppEnv, any, any>, path: string, methods: string[]): void {
-  const allowed = methods.includes("GET") && !methods.includes("HEAD") ? [...methods, "HEAD"] : methods;
-  app.all(path, (c) => {
-    const res = errorResponse("METHOD_NOT_ALLOWED", `Method ${c.req.method} is not allowed here. Allowed: ${allowed.join(", ")}.`);
-    res.headers.set("Allow", allowed.join(", "));
-    return res;
+export function methodGuard(app: Hono<AppEnv, any, any>) {
+  return methodNotAllowed<AppEnv>({
+    app,
+    onMethodNotAllowed: (c, methods) => {
+      const allowed = methods.join(", ");
+      const res = errorResponse("METHOD_NOT_ALLOWED", `Method ${c.req.method} is not allowed here. Allowed: ${allowed}.`);
+      res.headers.set("Allow", allowed);
+      return res;
+    },
   });
 }

@@ -187,7 +187,7 @@ describe("console in Chromium", () => {
   it("refreshes the export list in place while an export is prepared, and announces it", async () => {
     // An export held `running` in D1 (a real one finishes before the page has loaded).
     const exportId = "00000000-0000-4000-8000-00000000e001";
-    await localD1(worker.persistTo, `INSERT INTO exports (id, database_id, status, created_at) VALUES ('${exportId}', '${scratchId}', 'running', ${Date.now()})`);
+    await localD1(worker.persistTo, `INSERT INTO exports (id, database_id, status, created_at, deadline_at) VALUES ('${exportId}', '${scratchId}', 'running', ${Date.now()}, ${Date.now() + 3_600_000})`);
     await page.goto(`${worker.url}/console/databases/${scratchId}`);
     await page.locator(`[data-export-id="${exportId}"] [data-status=running]`).waitFor();
     expect(await page.getByRole("link", { name: "Refresh" }).count()).toBe(0);

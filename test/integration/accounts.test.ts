@@ -96,6 +96,15 @@ describe("CSRF protection", () => {
     expect(withToken.status).toBe(201);
   });
 
+  it("treats Origin: null on a JSON route as the pages do: the session's token decides", async () => {
+    const client = await signedUp();
+    const row = await env.DB.prepare("SELECT csrf_token FROM sessions ORDER BY created_at DESC LIMIT 1").first<{ csrf_token: string }>();
+    const post = (headers: Record<string, string>) => client.call("POST", "/console/api/tokens", { name: "x" }, { Origin: "null", ...headers });
+    expect((await post({})).status).toBe(403);
+    expect((await post({ "X-CSRF-Token": "wrong" })).status).toBe(403);
+    expect((await post({ "X-CSRF-Token": row!.csrf_token })).status).toBe(201);
+  });
+
   it("refuses sign-in posted from another site", async () => {
     const res = await new ConsoleClient().call("POST", "/console/api/login", { email: uniqueEmail(), password: "whatever123" }, { Origin: "https://evil.example" });
     expect(res.status).toBe(403);

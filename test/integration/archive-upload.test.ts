@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fixedParts, R2_MIN_PART_BYTES, stagingKey, uploadArchive } from "../../src/exports/archive-upload";
+import { fixedParts, R2_MIN_PART_BYTES, uploadArchive } from "../../src/exports/archive-upload";
+import { stagingKey } from "../../src/exports/store";
 import { sha256Of } from "./export-helpers";
 
 const MiB = 1024 * 1024;

@@ -1,3 +1,4 @@
+import { deadlineFor } from "../../src/exports/job-limits";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { verifyDownloadLink } from "../../src/auth/links";
@@ -16,9 +17,9 @@ async function insertExport(databaseId: string, status: "running" | "ready", fin
   const ready = status === "ready";
   // Created at its finish time when ready (so the cooldown counts from then), else now.
   await env.DB.prepare(
-    "INSERT INTO exports (id, database_id, status, created_at, finished_at, size_bytes, sha256) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO exports (id, database_id, status, created_at, finished_at, size_bytes, sha256, deadline_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
   )
-    .bind(id, databaseId, status, finishedAt ?? Date.now(), finishedAt, ready ? 2048 : null, ready ? "ab".repeat(32) : null)
+    .bind(id, databaseId, status, finishedAt ?? Date.now(), finishedAt, ready ? 2048 : null, ready ? "ab".repeat(32) : null, deadlineFor(Date.now()))
     .run();
   return id;
 }

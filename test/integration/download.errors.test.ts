@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { archiveKey } from "../../src/databases/service";
-import { EXPORT_DLQ } from "../../src/exports/job";
+import { EXPORT_DLQ } from "../../src/exports/job-limits";
+import { archiveKey } from "../../src/exports/store";
 import { sweepExpiredArchives } from "../../src/exports/retention";
 import { envWith } from "./api-helpers";
 import { deliver, pendingExport } from "./export-helpers";

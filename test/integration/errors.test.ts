@@ -31,6 +31,23 @@ describe("error envelope", () => {
     expect(await res.json()).toEqual({ success: false, code: "METHOD_NOT_ALLOWED", error: expect.any(String) });
   });
 
+  it("405 for every registered route and a method it lacks: the guard is derived from the routes", async () => {
+    const client = await signedUp();
+    const byPath = new Map<string, Set<string>>();
+    for (const route of createApp().routes) {
+      if (route.method === "ALL") continue;
+      byPath.set(route.path, (byPath.get(route.path) ?? new Set()).add(route.method));
+    }
+    expect(byPath.size).toBeGreaterThan(15);
+    for (const [path, methods] of byPath) {
+      const other = ["PUT", "PATCH", "DELETE", "POST"].find((m) => !methods.has(m))!;
+      const concrete = path.replace(/:[a-z]+/g, crypto.randomUUID()).replace("*", "x");
+      const res = await client.call(other, concrete);
+      expect(res.status, `${other} ${path}`).toBe(405);
+      expect(res.headers.get("Allow")!.split(", "), path).toEqual(expect.arrayContaining([...methods]));
+    }
+  });
+
   it("500 INTERNAL_ERROR without internals when something unexpected fails", async () => {
     const app = createApp();
     const broken = { ...env, LINK_TTL_SECONDS: "not-a-number" } as Env;

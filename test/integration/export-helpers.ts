@@ -1,8 +1,9 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { archiveKey } from "../../src/databases/service";
 import { handleExportBatch, type JobOptions } from "../../src/exports/job";
+import { deadlineFor } from "../../src/exports/job-limits";
 import type { ExportJobMessage } from "../../src/exports/messages";
+import { archiveKey } from "../../src/exports/store";
 import { toHex } from "../../src/lib/encoding";
 import { vi } from "vitest";
 import { accountWithToken } from "./helpers";
@@ -13,8 +14,8 @@ export const T0 = Date.UTC(2030, 0, 1, 12);
 export async function pendingExport(sql?: string, exportId: string = crypto.randomUUID()) {
   const account = await accountWithToken();
   if (sql) await account.client.json("POST", `/console/api/databases/${account.databaseId}/sql`, { sql });
-  await env.DB.prepare("INSERT INTO exports (id, database_id, status, created_at) VALUES (?, ?, 'pending', ?)")
-    .bind(exportId, account.databaseId, T0)
+  await env.DB.prepare("INSERT INTO exports (id, database_id, status, created_at, deadline_at) VALUES (?, ?, 'pending', ?, ?)")
+    .bind(exportId, account.databaseId, T0, deadlineFor(T0))
     .run();
   const job: ExportJobMessage = { exportId, databaseId: account.databaseId };
   return { ...account, exportId, job, key: archiveKey(account.databaseId, exportId) };

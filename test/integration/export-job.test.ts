@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { R2_MIN_PART_BYTES, stagingKey } from "../../src/exports/archive-upload";
-import { EXPORT_DLQ, EXPORT_MAX_ATTEMPTS, retryDelaySeconds } from "../../src/exports/job";
+import { R2_MIN_PART_BYTES } from "../../src/exports/archive-upload";
+import { stagingKey } from "../../src/exports/store";
+import { EXPORT_DLQ, EXPORT_MAX_ATTEMPTS, retryDelaySeconds } from "../../src/exports/job-limits";
 import { clockedApp, recordExportJobs } from "./api-helpers";
 import { T0, deliver, exportRow, gunzipText, pendingExport, randomRowsSql, sha256Of } from "./export-helpers";
 import { accountWithToken } from "./helpers";

@@ -2,7 +2,9 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { isPastRetention, sweepExpiredArchives, SWEEP_BATCH } from "../../src/exports/retention";
+import { isPastRetention } from "../../src/exports/export-state";
+import { sweepExpiredArchives } from "../../src/exports/retention";
+import { STORE_BATCH } from "../../src/exports/store";
 import { T0, deliver, exportRow, pendingExport } from "./export-helpers";
 
 const RETENTION = 3600;
@@ -39,7 +41,7 @@ describe("retention sweep", () => {
 
   it("works through more exports than one batch holds", async () => {
     const { databaseId } = await pendingExport();
-    const ids = Array.from({ length: SWEEP_BATCH + 5 }, () => crypto.randomUUID());
+    const ids = Array.from({ length: STORE_BATCH + 5 }, () => crypto.randomUUID());
     await env.DB.batch(
       ids.map((id) =>
         env.DB.prepare("INSERT INTO exports (id, database_id, status, created_at, finished_at, size_bytes, sha256) VALUES (?, ?, 'ready', 1, 2, 1, 'x')").bind(id, databaseId),

@@ -1,6 +1,6 @@
+import { observedStatus } from "../../src/exports/export-state";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { shownStatus } from "../../src/console/pages/export-list";
 import { fieldErrors } from "../../src/console/pages/forms";
 import {
   FALLBACK_LOCALE,
@@ -106,7 +106,7 @@ describe("safeNext: sign-in only returns into the console", () => {
   });
 });
 
-describe("shownStatus: a ready export past retention shows as expired", () => {
+describe("observedStatus: a ready export past retention shows as expired", () => {
   const retention = 3600;
   it.each([
     ["pending", null, 0, "pending"],
@@ -116,7 +116,7 @@ describe("shownStatus: a ready export past retention shows as expired", () => {
     ["ready", 1000, 1000 + retention * 1000, "expired"],
     ["expired", 1000, 1000, "expired"],
   ] as const)("%s finished at %s, now %d -> %s", (status, finishedAt, now, shown) => {
-    expect(shownStatus({ status, finishedAt }, now, retention)).toBe(shown);
+    expect(observedStatus({ status, finishedAt, deadlineAt: Number.MAX_SAFE_INTEGER }, now, retention)).toBe(shown);
   });
 });
 

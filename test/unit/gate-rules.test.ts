@@ -6,7 +6,8 @@ import { decideExportStart, type LatestExport } from "../../src/exports/gate-rul
 
 const T0 = Date.UTC(2030, 0, 1);
 const SETTINGS = { cooldownSeconds: 300, inFlightRetryAfterSeconds: 5 };
-const at = (status: LatestExport["status"], createdAt = T0): LatestExport => ({ status, createdAt });
+const DEADLINE = T0 + 4_950_000;
+const at = (status: LatestExport["status"], createdAt = T0): LatestExport => ({ status, createdAt, deadlineAt: DEADLINE });
 
 describe("decideExportStart", () => {
   it.each<[string, LatestExport | null, number, ReturnType<typeof decideExportStart>]>([
@@ -23,6 +24,11 @@ describe("decideExportStart", () => {
     ["ready, after the window", at("ready"), T0 + 300_001, { outcome: "start" }],
     ["expired, inside the window", at("expired"), T0 + 10_000, { outcome: "cooldown_active", retryAfterSeconds: 290 }],
     ["ready, clock stepped back", at("ready"), T0 - 60_000, { outcome: "cooldown_active", retryAfterSeconds: 300 }],
+    // Issue 16: an export past its deadline has failed; the gate fails its record and starts anew.
+    ["pending, 1 ms before its deadline", at("pending"), DEADLINE - 1, { outcome: "export_in_flight", retryAfterSeconds: 5 }],
+    ["pending, at its deadline", at("pending"), DEADLINE, { outcome: "start", failLatest: true }],
+    ["running, after its deadline", at("running"), DEADLINE + 1, { outcome: "start", failLatest: true }],
+    ["ready, long after the deadline it had while running", at("ready"), DEADLINE + 1, { outcome: "start" }],
   ])("%s", (_name, latest, now, expected) => {
     expect(decideExportStart(latest, now, SETTINGS)).toEqual(expected);
   });

@@ -3,8 +3,8 @@ import type { AppEnv } from "../../http/context";
 import { invalid } from "../../http/errors";
 import { describeIssues } from "../../http/validate";
 import { renderDocsPage } from "../docs-page";
-import { downloadExportRoute } from "./download.schema";
-import { startExport, startExportRoute } from "./start-export";
+import { downloadExportHandler, downloadExportRoute } from "./download";
+import { startExportHandler, startExportRoute } from "./start-export";
 
 /** What `GET /api/v1/openapi.json` carries besides the operations. */
 const DOCUMENT_INFO = {
@@ -24,8 +24,6 @@ const DOCUMENT_INFO = {
 /**
  * The public API v1: its operations, the OpenAPI 3.1 document generated from the same zod
  * schemas that validate requests, and the `/docs` reference page rendered from that document.
- * The download operation's handler is mounted elsewhere; its contract is registered here so the
- * document describes both operations.
  */
 export function createApiV1() {
   const api = new OpenAPIHono<AppEnv>({
@@ -39,8 +37,8 @@ export function createApiV1() {
     scheme: "bearer",
     description: "A personal access token from the console (profile, API Tokens, Create token): `Authorization: Bearer <API_TOKEN>`.",
   });
-  api.openapi(startExportRoute, startExport);
-  api.openAPIRegistry.registerPath(downloadExportRoute);
+  api.openapi(startExportRoute, startExportHandler);
+  api.openapi(downloadExportRoute, downloadExportHandler);
 
   let document: ReturnType<typeof api.getOpenAPI31Document> | undefined;
   const openApiDocument = () => (document ??= api.getOpenAPI31Document(DOCUMENT_INFO));

@@ -1,8 +1,7 @@
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import { bearerAuth } from "../../auth/bearer";
-import { createDownloadLink } from "../../auth/links";
 import { getOwnedDatabase } from "../../databases/service";
-import { exportGate } from "../../exports/export-gate";
+import { startExport } from "../../exports/start";
 import type { AppEnv } from "../../http/context";
 import { ApiError } from "../../http/errors";
 import { accountCaller, rateLimit } from "../../http/rate-limiter";
@@ -73,18 +72,16 @@ export const startExportRoute = createRoute({
 const plural = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
 
 /** Owned database -> the gate's single serialised decision -> a signed link, at once. */
-export const startExport: RouteHandler<typeof startExportRoute, AppEnv> = async (c) => {
+export const startExportHandler: RouteHandler<typeof startExportRoute, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
   const owned = await getOwnedDatabase(c.env, c.get("accountId")!, id);
-  const config = c.get("config");
   const { now, uuid } = c.get("deps");
-  const at = now();
-  const result = await exportGate(c.env, owned.id).begin({
+  const result = await startExport(c.env, {
     databaseId: owned.id,
+    origin: new URL(c.req.url).origin,
+    now: now(),
     exportId: uuid(),
-    now: at,
-    cooldownSeconds: config.EXPORT_COOLDOWN_SECONDS,
-    inFlightRetryAfterSeconds: config.IN_FLIGHT_RETRY_AFTER_SECONDS,
+    config: c.get("config"),
   });
   switch (result.outcome) {
     case "export_in_flight":
@@ -102,15 +99,7 @@ export const startExport: RouteHandler<typeof startExportRoute, AppEnv> = async 
     case "not_queued":
       throw new ApiError("INTERNAL_ERROR", "The export could not be queued. Nothing was started; try again.");
   }
-  const link = await createDownloadLink({
-    keys: config.LINK_SIGNING_KEYS,
-    origin: new URL(c.req.url).origin,
-    databaseId: owned.id,
-    exportId: result.exportId,
-    now: at,
-    ttlSeconds: config.LINK_TTL_SECONDS,
-  });
   // The link is a bearer credential for the archive: no cache may keep the reply.
   c.header("Cache-Control", "no-store");
-  return c.json({ url: link.url, expires_at: link.expiresAt } satisfies StartExportReply, 200);
+  return c.json({ url: result.link.url, expires_at: result.link.expiresAt } satisfies StartExportReply, 200);
 };

@@ -34,7 +34,7 @@ export const databaseRoutes = new Hono<AppEnv>()
     return c.json(await createDatabase(c.env, c.get("accountId")!, name, now(), uuid()), 201);
   })
   .delete("/:id", async (c) => {
-    await deleteDatabase(c.env, c.get("accountId")!, c.req.param("id"));
+    await deleteDatabase(c.env, c.get("accountId")!, c.req.param("id"), c.get("deps").now());
     return c.json({ success: true });
   })
   .post("/:id/sql", async (c) => {

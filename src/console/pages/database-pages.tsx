@@ -180,7 +180,7 @@ export const databasePages = new Hono<AppEnv>()
   .post("/:id/delete", async (c) => {
     const accountId = c.get("accountId")!;
     const row = await getOwnedDatabase(c.env, accountId, c.req.param("id"));
-    await deleteDatabase(c.env, accountId, row.id);
+    await deleteDatabase(c.env, accountId, row.id, c.get("deps").now());
     await setFlash(c, { notice: `Database “${row.name}” deleted.` });
     return c.redirect("/console/databases", 303);
   });

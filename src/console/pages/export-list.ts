@@ -1,7 +1,6 @@
-import { and, desc, eq } from "drizzle-orm";
-import { database } from "../../db/client";
-import { type ExportStatus, exports } from "../../db/schema";
-import { isPastRetention } from "../../exports/retention";
+import type { ExportStatus } from "../../db/schema";
+import { observedStatus } from "../../exports/export-state";
+import { type ExportRecord, findExport as findRecord, listExports } from "../../exports/store";
 import { iso } from "../../lib/time";
 
 /** How many exports a database page lists, newest first. */
@@ -17,22 +16,14 @@ export interface ExportRowView {
   sha256: string | null;
 }
 
-type ExportRow = typeof exports.$inferSelect;
-
 /**
- * The status a person should see: a `ready` export whose retention time has passed is `expired`
- * even before the retention sweep has rewritten its record, as its link already answers 410
- * (the same rule as the download endpoint's).
+ * A record as a person should see it: with the status its link answers with (`observedStatus`:
+ * expired past retention, failed past its deadline), even before the sweep rewrites the record.
  */
-export function shownStatus(row: Pick<ExportRow, "status" | "finishedAt">, now: number, retentionSeconds: number): ExportStatus {
-  if (row.status === "ready" && row.finishedAt !== null && isPastRetention(row.finishedAt, retentionSeconds, now)) return "expired";
-  return row.status;
-}
-
-function view(row: ExportRow, now: number, retentionSeconds: number): ExportRowView {
+function view(row: ExportRecord, now: number, retentionSeconds: number): ExportRowView {
   return {
     id: row.id,
-    status: shownStatus(row, now, retentionSeconds),
+    status: observedStatus(row, now, retentionSeconds),
     created_at: iso(row.createdAt),
     finished_at: row.finishedAt === null ? null : iso(row.finishedAt),
     size_bytes: row.sizeBytes,
@@ -42,21 +33,12 @@ function view(row: ExportRow, now: number, retentionSeconds: number): ExportRowV
 
 /** The newest exports of a database (the caller has checked it owns the database). */
 export async function listRecentExports(env: Env, databaseId: string, now: number, retentionSeconds: number): Promise<ExportRowView[]> {
-  const rows = await database(env)
-    .select()
-    .from(exports)
-    .where(eq(exports.databaseId, databaseId))
-    .orderBy(desc(exports.createdAt))
-    .limit(EXPORTS_SHOWN);
+  const rows = await listExports(env, databaseId, EXPORTS_SHOWN);
   return rows.map((r) => view(r, now, retentionSeconds));
 }
 
 /** One export of a database, or null when it is not that database's. */
 export async function findExport(env: Env, databaseId: string, exportId: string, now: number, retentionSeconds: number) {
-  const row = await database(env)
-    .select()
-    .from(exports)
-    .where(and(eq(exports.id, exportId), eq(exports.databaseId, databaseId)))
-    .get();
+  const row = await findRecord(env, { databaseId, exportId });
   return row ? view(row, now, retentionSeconds) : null;
 }

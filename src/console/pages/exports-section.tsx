@@ -1,17 +1,16 @@
 import { Hono } from "hono";
-import { createDownloadLink } from "../../auth/links";
 import { getOwnedDatabase } from "../../databases/service";
 import type { ExportStatus } from "../../db/schema";
-import { exportGate } from "../../exports/export-gate";
+import { downloadLinkFor, startExport } from "../../exports/start";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
+import { IN_FLIGHT } from "../../exports/export-state";
 import { Bytes, Csrf, DateTime, EmptyState, StatusBadge } from "./components";
 import { type Flash, setFlash } from "./flash";
 import { describeWait, shortDigest } from "./format";
 import { type ExportRowView, findExport, listRecentExports } from "./export-list";
 import { FlashMessages, render, viewerLocale } from "./layout";
 
-const IN_PROGRESS: ReadonlySet<ExportStatus> = new Set(["pending", "running"]);
 
 function Digest(props: { sha256: string | null }) {
   if (!props.sha256) return <span>—</span>;
@@ -76,7 +75,7 @@ function ExportTable(props: { databaseId: string; exports: ExportRowView[]; loca
 
 /** The exports list, refreshed in place by the console script while one is being prepared. */
 export function ExportsLive(props: { databaseId: string; exports: ExportRowView[]; locale: string }) {
-  const preparing = props.exports.some((e) => IN_PROGRESS.has(e.status));
+  const preparing = props.exports.some((e) => IN_FLIGHT.has(e.status));
   return (
     <div id="exports-live" data-live-src={`/console/databases/${props.databaseId}/exports/live`}>
       {props.exports.length === 0 ? (
@@ -132,14 +131,13 @@ const NOT_DOWNLOADABLE: Record<Exclude<ExportStatus, "ready">, string> = {
 export const exportPages = new Hono<AppEnv>()
   .post("/:id/exports", async (c) => {
     const owned = await getOwnedDatabase(c.env, c.get("accountId")!, c.req.param("id"));
-    const config = c.get("config");
     const { now, uuid } = c.get("deps");
-    const result = await exportGate(c.env, owned.id).begin({
+    const result = await startExport(c.env, {
       databaseId: owned.id,
-      exportId: uuid(),
+      origin: new URL(c.req.url).origin,
       now: now(),
-      cooldownSeconds: config.EXPORT_COOLDOWN_SECONDS,
-      inFlightRetryAfterSeconds: config.IN_FLIGHT_RETRY_AFTER_SECONDS,
+      exportId: uuid(),
+      config: c.get("config"),
     });
     const back = `/console/databases/${owned.id}#exports`;
     switch (result.outcome) {
@@ -180,14 +178,7 @@ export const exportPages = new Hono<AppEnv>()
       return c.redirect(`/console/databases/${owned.id}#exports`, 303);
     }
     // A fresh link at every click: a page left open longer than the link life still downloads.
-    const link = await createDownloadLink({
-      keys: config.LINK_SIGNING_KEYS,
-      origin: new URL(c.req.url).origin,
-      databaseId: owned.id,
-      exportId: found.id,
-      now,
-      ttlSeconds: config.LINK_TTL_SECONDS,
-    });
+    const link = await downloadLinkFor({ databaseId: owned.id, origin: new URL(c.req.url).origin, now, config }, found.id);
     c.header("Cache-Control", "no-store");
     return c.redirect(link.url, 303);
   });

@@ -1,4 +1,5 @@
 import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { csrfGuard } from "../../auth/csrf";
 import { loadSession } from "../../auth/session";
 import type { AppEnv } from "../../http/context";
 import { ApiError } from "../../http/errors";
@@ -10,7 +11,6 @@ import { exportPages } from "./exports-section";
 import { HOME_PATH } from "./format";
 import { Layout, render } from "./layout";
 import { profilePages } from "./profile-pages";
-import { pageCsrfGuard } from "./csrf";
 import { consoleSecureHeaders } from "./secure-headers";
 
 /** Pages that need a signed-in viewer send everyone else to sign in, then back here. */
@@ -66,7 +66,7 @@ const PAGE_PATHS = ["/", "/signin", "/signup", "/signout", "/profile", "/profile
  * script. Mounted after /console/api, whose JSON routes answer first.
  */
 export const consolePages = new Hono<AppEnv>();
-for (const path of PAGE_PATHS) consolePages.use(path, consoleSecureHeaders, pageCsrfGuard());
+for (const path of PAGE_PATHS) consolePages.use(path, consoleSecureHeaders, csrfGuard());
 consolePages.route("/assets", assetRoutes);
 for (const path of ["/databases", "/databases/*", "/profile", "/profile/*"]) consolePages.use(path, requirePageSession);
 

@@ -1,0 +1,166 @@
+import { and, desc, eq, gt, inArray, lte, ne } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { database } from "../db/client";
+import { databases, exports } from "../db/schema";
+import { deleteObjects, insertOwed, owedDeletions, settle } from "./cleanup";
+import { IN_FLIGHT } from "./export-state";
+
+/**
+ * The one owner of export records: every query of the D1 `exports` table, and where an export's
+ * objects live in R2. The state rules these records follow are in export-state.ts.
+ */
+
+/** An export record as D1 keeps it. */
+export type ExportRecord = typeof exports.$inferSelect;
+
+/** Identifies one export of one database (the queue message carries the same pair). */
+export interface ExportRef {
+  databaseId: string;
+  exportId: string;
+}
+
+const IN_FLIGHT_STATUSES = [...IN_FLIGHT];
+/** Operator detail kept in `failure_reason`; longer messages are cut. */
+const MAX_REASON_CHARS = 500;
+/** D1 binds at most 100 parameters per query: a group of ids plus a few more fit in one. */
+export const STORE_BATCH = 95;
+
+/** Where an export's archive lives in R2. */
+export function archiveKey(databaseId: string, exportId: string): string {
+  return `exports/${databaseId}/${exportId}.sql.gz`;
+}
+
+/** Where an archive's parts wait until its hash is known. */
+export function stagingKey(key: string): string {
+  return `${key}.staging`;
+}
+
+/** Every object an export may have left in R2: the archive and its staging object. */
+export function exportObjectKeys(ref: ExportRef): string[] {
+  const key = archiveKey(ref.databaseId, ref.exportId);
+  return [key, stagingKey(key)];
+}
+
+const byRef = (ref: ExportRef) => and(eq(exports.id, ref.exportId), eq(exports.databaseId, ref.databaseId));
+
+/** Records a new `pending` export. */
+export async function insertPendingExport(env: Env, ref: ExportRef, createdAt: number, deadlineAt: number): Promise<void> {
+  await database(env).insert(exports).values({ id: ref.exportId, databaseId: ref.databaseId, status: "pending", createdAt, deadlineAt });
+}
+
+/** Removes an export whose job could not be queued, as if it had never been accepted. */
+export async function withdrawExport(env: Env, ref: ExportRef): Promise<void> {
+  await database(env).delete(exports).where(byRef(ref));
+}
+
+/** One export of a database, or null when it is missing or another database's. */
+export async function findExport(env: Env, ref: ExportRef): Promise<ExportRecord | null> {
+  return (await database(env).select().from(exports).where(byRef(ref)).get()) ?? null;
+}
+
+/** The newest exports of a database, newest first. */
+export function listExports(env: Env, databaseId: string, limit: number): Promise<ExportRecord[]> {
+  return database(env).select().from(exports).where(eq(exports.databaseId, databaseId)).orderBy(desc(exports.createdAt)).limit(limit);
+}
+
+/**
+ * The newest export of a database that is not recorded as failed. The gate never lets a second
+ * export start while one is in flight, so if any export is pending or running it is this one.
+ */
+export async function latestUnfailedExport(env: Env, databaseId: string): Promise<ExportRecord | null> {
+  const row = await database(env)
+    .select()
+    .from(exports)
+    .where(and(eq(exports.databaseId, databaseId), ne(exports.status, "failed")))
+    .orderBy(desc(exports.createdAt))
+    .limit(1)
+    .get();
+  return row ?? null;
+}
+
+/** A try of the job takes the export: `running`, unless it is no longer in flight or past its deadline. */
+export async function claimExport(env: Env, ref: ExportRef, now: number, attempts: number): Promise<boolean> {
+  const claimed = await database(env)
+    .update(exports)
+    .set({ status: "running", startedAt: now, attempts })
+    .where(and(byRef(ref), inArray(exports.status, IN_FLIGHT_STATUSES), gt(exports.deadlineAt, now)))
+    .returning({ id: exports.id });
+  return claimed.length === 1;
+}
+
+/**
+ * Records a running export as `ready`. False when no row changed: the export was failed (its
+ * deadline passed) or its database deleted meanwhile; the caller must then remove the archive.
+ */
+export async function markExportReady(env: Env, ref: ExportRef, archive: { size: number; sha256: string }, now: number): Promise<boolean> {
+  const updated = await database(env)
+    .update(exports)
+    .set({ status: "ready", finishedAt: now, sizeBytes: archive.size, sha256: archive.sha256, failureReason: null })
+    .where(and(byRef(ref), eq(exports.status, "running")))
+    .returning({ id: exports.id });
+  return updated.length === 1;
+}
+
+/**
+ * Marks a pending or running export `failed` (its link answers 404 from now on; the gate lets a
+ * new export start at once) and deletes whatever objects it left in R2. False when it was not in
+ * flight. The record is written first: it is what the download reads; the objects are owed work.
+ */
+export async function markExportFailed(env: Env, ref: ExportRef, reason: string, now: number): Promise<boolean> {
+  const failed = await database(env)
+    .update(exports)
+    .set({ status: "failed", finishedAt: now, failureReason: reason.slice(0, MAX_REASON_CHARS) })
+    .where(and(byRef(ref), inArray(exports.status, IN_FLIGHT_STATUSES)))
+    .returning({ id: exports.id });
+  if (failed.length === 0) return false;
+  await deleteObjects(env, exportObjectKeys(ref), now);
+  return true;
+}
+
+/** A subquery for `exists`: the export whose id is in `exportId` (a column of the outer query), if in flight. */
+export function inFlightExportNamed(env: Env, exportId: SQLiteColumn) {
+  return database(env)
+    .select({ id: exports.id })
+    .from(exports)
+    .where(and(eq(exports.id, exportId), inArray(exports.status, IN_FLIGHT_STATUSES)));
+}
+
+/** In-flight exports past their deadline at `now`, oldest deadline first. */
+export function overdueExports(env: Env, now: number, limit = STORE_BATCH): Promise<ExportRef[]> {
+  return database(env)
+    .select({ exportId: exports.id, databaseId: exports.databaseId })
+    .from(exports)
+    .where(and(inArray(exports.status, IN_FLIGHT_STATUSES), lte(exports.deadlineAt, now)))
+    .orderBy(exports.deadlineAt)
+    .limit(limit);
+}
+
+/** Ready exports that became ready at or before `cutoff` (Unix ms). */
+export function readyExportsBefore(env: Env, cutoff: number, limit = STORE_BATCH): Promise<ExportRef[]> {
+  return database(env)
+    .select({ exportId: exports.id, databaseId: exports.databaseId })
+    .from(exports)
+    .where(and(eq(exports.status, "ready"), lte(exports.finishedAt, cutoff)))
+    .limit(limit);
+}
+
+/** Records ready exports as `expired` (their objects are already gone). */
+export async function markExpired(env: Env, exportIds: string[]): Promise<void> {
+  await database(env)
+    .update(exports)
+    .set({ status: "expired" })
+    .where(and(inArray(exports.id, exportIds), eq(exports.status, "ready")));
+}
+
+/**
+ * Deletes a database's record (its export records go with it, by the foreign key) and every
+ * object its exports left in R2. The deletions are recorded as owed in the same D1 batch as the
+ * record's removal, so an R2 failure half way leaves them to the sweep, never forgotten.
+ */
+export async function deleteDatabaseAndArchives(env: Env, databaseId: string, now: number): Promise<void> {
+  const db = database(env);
+  const refs = await db.select({ exportId: exports.id }).from(exports).where(eq(exports.databaseId, databaseId));
+  const work = owedDeletions(refs.flatMap((r) => exportObjectKeys({ databaseId, exportId: r.exportId })));
+  await db.batch([db.delete(databases).where(eq(databases.id, databaseId)), ...insertOwed(env, work, now)]);
+  await settle(env, work);
+}
