@@ -6,6 +6,7 @@ import { authRoutes } from "./console/api/auth";
 import { consolePages } from "./console/pages";
 import { databaseRoutes } from "./console/api/databases";
 import { tokenRoutes } from "./console/api/tokens";
+import { consoleBodyLimit } from "./http/body-limit";
 import { type AppEnv, type Deps, defaultDeps } from "./http/context";
 import { errorResponse } from "./http/errors";
 import { methodGuard } from "./http/method-guard";
@@ -24,7 +25,7 @@ export function createApp(deps: Deps = defaultDeps) {
   app.get("/healthz", (c) => c.json({ ok: true }));
 
   const consoleApi = new Hono<AppEnv>();
-  consoleApi.use(csrfGuard());
+  consoleApi.use(consoleBodyLimit(), csrfGuard());
   consoleApi.route("/", authRoutes);
   for (const path of ["/tokens", "/tokens/*", "/databases", "/databases/*"]) consoleApi.use(path, requireSession);
   consoleApi.route("/tokens", tokenRoutes);

@@ -2,6 +2,7 @@ import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { csrfGuard } from "../../auth/csrf";
 import { loadSession } from "../../auth/session";
 import type { AppEnv } from "../../http/context";
+import { consoleBodyLimit } from "../../http/body-limit";
 import { ApiError } from "../../http/errors";
 import { onError } from "../../http/on-error";
 import { assetRoutes } from "./assets";
@@ -23,6 +24,7 @@ const requirePageSession: MiddlewareHandler<AppEnv> = async function requirePage
 
 const TITLES: Record<number, string> = {
   403: "Request refused",
+  413: "Request too large",
   404: "Not found",
   500: "Something went wrong",
 };
@@ -33,7 +35,7 @@ const TITLES: Record<number, string> = {
  */
 function errorPage(err: Error, c: Context<AppEnv>): Response | Promise<Response> {
   const json = onError(err, c);
-  const status = json.status as 403 | 404 | 500;
+  const status = json.status as 403 | 404 | 413 | 500;
   const sentence = err instanceof ApiError && status < 500 ? err.message : "Something went wrong on our side.";
   return render(
     c,
@@ -66,7 +68,7 @@ const PAGE_PATHS = ["/", "/signin", "/signup", "/signout", "/profile", "/profile
  * script. Mounted after /console/api, whose JSON routes answer first.
  */
 export const consolePages = new Hono<AppEnv>();
-for (const path of PAGE_PATHS) consolePages.use(path, consoleSecureHeaders, csrfGuard());
+for (const path of PAGE_PATHS) consolePages.use(path, consoleSecureHeaders, consoleBodyLimit(), csrfGuard());
 consolePages.route("/assets", assetRoutes);
 for (const path of ["/databases", "/databases/*", "/profile", "/profile/*"]) consolePages.use(path, requirePageSession);
 

@@ -1,0 +1,25 @@
+import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import type { AppEnv } from "./context";
+import { ApiError } from "./errors";
+
+/** Every console body but a SQL one: credentials, names, a CSRF token; far below this. */
+export const CONSOLE_BODY_BYTES = 64 * 1024;
+/** A SQL console body: up to 100 000 characters of SQL (4 bytes each at most) and 100 parameters. */
+export const SQL_BODY_BYTES = 1024 * 1024;
+
+const tooLarge = (limit: number) => () => {
+  throw new ApiError("PAYLOAD_TOO_LARGE", `The request body is larger than ${limit / 1024} KiB.`);
+};
+const general = bodyLimit({ maxSize: CONSOLE_BODY_BYTES, onError: tooLarge(CONSOLE_BODY_BYTES) });
+const sql = bodyLimit({ maxSize: SQL_BODY_BYTES, onError: tooLarge(SQL_BODY_BYTES) });
+
+/**
+ * Bounds the body of every console request (Hono's bodyLimit: Content-Length up front, else
+ * counted as read), before any guard reads it: 413 PAYLOAD_TOO_LARGE in the envelope.
+ */
+export function consoleBodyLimit(): MiddlewareHandler<AppEnv> {
+  return async function consoleBodyLimit(c, next) {
+    return (c.req.path.endsWith("/sql") ? sql : general)(c, next);
+  };
+}
