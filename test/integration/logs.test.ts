@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ConsoleClient, uniqueEmail } from "./helpers";
+import { exports as workerExports } from "cloudflare:workers";
+import wranglerToml from "../../wrangler.toml?raw";
+import { ConsoleClient, accountWithToken, ORIGIN, uniqueEmail } from "./helpers";
 
 /** Every line the Worker logs while `work` runs. */
 async function captureLogs(work: () => Promise<void>): Promise<string[]> {
@@ -55,5 +57,37 @@ describe("request logs", () => {
     for (const secret of secrets) {
       for (const line of lines) expect(line).not.toContain(secret);
     }
+  });
+
+  it("never hold a download link's signature, on start, download, HEAD or a forged link", async () => {
+    const { token, databaseId } = await accountWithToken();
+    let sig = "";
+    const lines = await captureLogs(async () => {
+      const start = await workerExports.default.fetch(
+        new Request(`${ORIGIN}/api/v1/dbs/${databaseId}/export`, { method: "POST", headers: { Authorization: `Bearer ${token}` } }),
+      );
+      const { url } = await start.json<{ url: string }>();
+      sig = new URL(url).searchParams.get("sig")!;
+      await workerExports.default.fetch(new Request(url));
+      await workerExports.default.fetch(new Request(url, { method: "HEAD" }));
+      await workerExports.default.fetch(new Request(url.replace(/sig=./, "sig=Z")));
+    });
+    expect(lines.length).toBeGreaterThanOrEqual(4);
+    for (const line of lines) {
+      expect(line).not.toContain("sig=");
+      expect(line).not.toContain(sig);
+    }
+  });
+});
+
+describe("Workers observability", () => {
+  /** The body of one `[section]` of wrangler.toml, up to the next header. */
+  const section = (name: string) => new RegExp(`^\\[${name.replace(".", "\\.")}\\]\\n([^[]*)`, "m").exec(wranglerToml)?.[1] ?? "";
+
+  it("keeps invocation logs, which record each URL with its query, switched off", () => {
+    expect(section("observability")).toMatch(/^enabled = true$/m);
+    expect(section("observability.logs")).toMatch(/^invocation_logs = false$/m);
+    // An environment of its own would need the same setting.
+    expect(wranglerToml).not.toMatch(/^\[env\.[^\]]+\.observability/m);
   });
 });
