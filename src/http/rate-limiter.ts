@@ -28,6 +28,11 @@ export class RateLimiter extends DurableObject<Env> {
     return decision;
   }
 
+  /** Whether a call would pass at `now` under `policy`, spending nothing. */
+  async peek(input: { now: number; policy: RatePolicy }): Promise<GcraDecision> {
+    return gcra(this.ctx.storage.kv.get<number>(TAT_KEY) ?? null, input.now, input.policy);
+  }
+
   override async alarm(): Promise<void> {
     await this.ctx.storage.deleteAll();
   }

@@ -4,6 +4,7 @@ import { getOwnedDatabase } from "../../databases/service";
 import { startExport } from "../../exports/start";
 import type { AppEnv } from "../../http/context";
 import { ApiError } from "../../http/errors";
+import { tokenFailureLimit } from "../../http/auth-limits";
 import { accountCaller, rateLimit } from "../../http/rate-limiter";
 import { errorReply, rateLimitFields, retryAfter, uuidPathParam } from "./schemas";
 
@@ -31,7 +32,7 @@ export const startExportRoute = createRoute({
     "At most one export per database runs at a time (`export_in_flight`), and a database exported recently is refused for the rest of its cooldown window (`cooldown_active`). A failed export does not hold the database in cooldown.",
   ].join("\n\n"),
   security: [{ bearerAuth: [] }],
-  middleware: [bearerAuth(), rateLimit(accountCaller)] as const,
+  middleware: [tokenFailureLimit(), bearerAuth(), rateLimit(accountCaller)] as const,
   request: { params: z.object({ id: uuidPathParam("id", "The database to export.") }) },
   responses: {
     200: {

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { eq } from "drizzle-orm";
 import { database } from "../../db/client";
@@ -6,7 +6,9 @@ import { accounts } from "../../db/schema";
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../../auth/password";
 import { endSession, startSession } from "../../auth/session";
 import type { AppEnv } from "../../http/context";
+import { ADDRESS_SIGNUPS, checkAllowance, clientAddress, signInKeys, spendAllowance } from "../../http/auth-limits";
 import { ApiError } from "../../http/errors";
+import type { RatePolicy } from "../../http/gcra";
 import { readJson } from "../../http/validate";
 
 export const Credentials = z.object({
@@ -47,9 +49,29 @@ export async function checkCredentials(env: Env, input: Credentials): Promise<st
   return ok && row ? row.id : null;
 }
 
+/** Counts a sign-up against the client address (each costs a password hash); 429 past the limit. */
+export async function limitSignUp(c: Context<AppEnv>): Promise<void> {
+  const keys: [string, RatePolicy][] = [[`signup-ip:${clientAddress(c)}`, ADDRESS_SIGNUPS]];
+  await checkAllowance(c, keys);
+  await spendAllowance(c, keys);
+}
+
+/**
+ * checkCredentials behind the sign-in limits: 429 before any hash once the address or the account
+ * has failed too often; a wrong password spends from both.
+ */
+export async function signInAttempt(c: Context<AppEnv>, input: Credentials): Promise<string | null> {
+  const keys = await signInKeys(c, input.email);
+  await checkAllowance(c, keys);
+  const id = await checkCredentials(c.env, input);
+  if (!id) await spendAllowance(c, keys);
+  return id;
+}
+
 export const authRoutes = new Hono<AppEnv>()
   .post("/signup", async (c) => {
     const input = await readJson(c, Credentials);
+    await limitSignUp(c);
     const { now, uuid } = c.get("deps");
     const id = uuid();
     if (!(await createAccount(c.env, input, now(), id))) {
@@ -60,7 +82,7 @@ export const authRoutes = new Hono<AppEnv>()
   })
   .post("/login", async (c) => {
     const input = await readJson(c, Credentials);
-    const id = await checkCredentials(c.env, input);
+    const id = await signInAttempt(c, input);
     if (!id) throw new ApiError("UNAUTHORIZED", SAME_ANSWER_FOR_BAD_LOGIN);
     await startSession(c, id);
     return c.json({ id, email: input.email });

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { Credentials, SAME_ANSWER_FOR_BAD_LOGIN, checkCredentials, createAccount } from "../api/auth";
+import { Credentials, SAME_ANSWER_FOR_BAD_LOGIN, createAccount, limitSignUp, signInAttempt } from "../api/auth";
 import { endSession, loadSession, startSession } from "../../auth/session";
 import type { AppEnv } from "../../http/context";
 import { Field } from "./components";
@@ -90,6 +90,7 @@ authPages.post("/signup", async (c) => {
   const next = safeNext(c.req.query("next"));
   const form = await readForm(c, Credentials);
   if (!form.ok) return render(c, <AuthForm mode="signup" next={next} email={form.values.email} errors={form.errors} />, 400);
+  await limitSignUp(c);
   const { now, uuid } = c.get("deps");
   const id = uuid();
   if (!(await createAccount(c.env, form.data, now(), id))) {
@@ -104,7 +105,7 @@ authPages.post("/signin", async (c) => {
   const next = safeNext(c.req.query("next"));
   const form = await readForm(c, Credentials);
   if (!form.ok) return render(c, <AuthForm mode="signin" next={next} email={form.values.email} errors={form.errors} />, 400);
-  const id = await checkCredentials(c.env, form.data);
+  const id = await signInAttempt(c, form.data);
   if (!id) {
     return render(c, <AuthForm mode="signin" next={next} email={form.values.email} errors={{ password: SAME_ANSWER_FOR_BAD_LOGIN }} />, 401);
   }

@@ -25,6 +25,7 @@ const requirePageSession: MiddlewareHandler<AppEnv> = async function requirePage
 const TITLES: Record<number, string> = {
   403: "Request refused",
   413: "Request too large",
+  429: "Too many attempts",
   404: "Not found",
   500: "Something went wrong",
 };
@@ -35,7 +36,7 @@ const TITLES: Record<number, string> = {
  */
 function errorPage(err: Error, c: Context<AppEnv>): Response | Promise<Response> {
   const json = onError(err, c);
-  const status = json.status as 403 | 404 | 413 | 500;
+  const status = json.status as 403 | 404 | 413 | 429 | 500;
   const sentence = err instanceof ApiError && status < 500 ? err.message : "Something went wrong on our side.";
   return render(
     c,
