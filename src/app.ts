@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { createApiV1 } from "./api/v1";
 import { DOWNLOAD_PATH, downloadRoutes } from "./api/v1/download";
 import { csrfGuard, requireSession } from "./auth/session";
+import { appRoutes } from "./console/api/apps";
 import { authRoutes } from "./console/api/auth";
 import { consolePages } from "./console/pages";
 import { databaseRoutes } from "./console/api/databases";
@@ -11,6 +12,7 @@ import { errorResponse } from "./http/errors";
 import { allowOnly } from "./http/method-guard";
 import { onError } from "./http/on-error";
 import { requestContext } from "./http/request-context";
+import { appProxy } from "./routing/app-proxy";
 
 /**
  * The Worker's HTTP side. Middleware order: request context (id, config, log line) first, then
@@ -19,6 +21,8 @@ import { requestContext } from "./http/request-context";
 export function createApp(deps: Deps = defaultDeps) {
   const app = new Hono<AppEnv>();
   app.use(requestContext(deps));
+  // App hostnames are served before anything else: the console and API never see them.
+  app.use(appProxy());
   app.get("/healthz", (c) => c.json({ ok: true }));
 
   const consoleApi = new Hono<AppEnv>();
@@ -29,7 +33,10 @@ export function createApp(deps: Deps = defaultDeps) {
   consoleApi.use("/databases/*", requireSession);
   consoleApi.use("/databases", requireSession);
   consoleApi.route("/tokens", tokenRoutes);
+  consoleApi.use("/apps/*", requireSession);
+  consoleApi.use("/apps", requireSession);
   consoleApi.route("/databases", databaseRoutes);
+  consoleApi.route("/apps", appRoutes);
   app.route("/console/api", consoleApi);
 
   allowOnly(app, "/console/api/signup", ["POST"]);
@@ -40,6 +47,11 @@ export function createApp(deps: Deps = defaultDeps) {
   allowOnly(app, "/console/api/databases", ["GET", "POST"]);
   allowOnly(app, "/console/api/databases/:id", ["DELETE"]);
   allowOnly(app, "/console/api/databases/:id/sql", ["POST"]);
+  allowOnly(app, "/console/api/apps", ["GET", "POST"]);
+  allowOnly(app, "/console/api/apps/:id", ["GET", "PATCH", "DELETE"]);
+  for (const action of ["deploy", "stop", "start", "restart", "plan"]) allowOnly(app, `/console/api/apps/:id/${action}`, ["POST"]);
+  allowOnly(app, "/console/api/apps/:id/deploys", ["GET"]);
+  allowOnly(app, "/console/api/apps/:id/deploys/:deployId/log", ["GET"]);
   app.route("/console", consolePages);
 
   app.route("/", createApiV1());

@@ -36,6 +36,32 @@ const ConfigSchema = z.object({
   RATE_LIMIT_BURST: seconds("RATE_LIMIT_BURST", 30),
   PENDING_RETRY_AFTER_SECONDS: seconds("PENDING_RETRY_AFTER_SECONDS", 2),
   IN_FLIGHT_RETRY_AFTER_SECONDS: seconds("IN_FLIGHT_RETRY_AFTER_SECONDS", 5),
+  /** Docker Engine API base address; empty: no engine, deploys fail at once saying so. */
+  RUNTIME_URL: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = raw?.trim() ?? "";
+      if (text === "") return "";
+      if (!/^https?:\/\/[^/\s]+\/?$/.test(text)) {
+        ctx.addIssue({ code: "custom", message: `RUNTIME_URL must be an http(s) address such as http://127.0.0.1:2375, got "${raw}"` });
+        return z.NEVER;
+      }
+      return text.replace(/\/$/, "");
+    }),
+  /** Apps answer at `<subdomain>.<APPS_DOMAIN>`. */
+  APPS_DOMAIN: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = (raw ?? "").trim().toLowerCase() || "localhost";
+      if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(text)) {
+        ctx.addIssue({ code: "custom", message: `APPS_DOMAIN must be a DNS name such as apps.example.net, got "${raw}"` });
+        return z.NEVER;
+      }
+      return text;
+    }),
+  PROBE_TIMEOUT_SECONDS: seconds("PROBE_TIMEOUT_SECONDS", 60),
   LINK_SIGNING_KEYS: z
     .string({ message: "LINK_SIGNING_KEYS is not set (run `wrangler secret put LINK_SIGNING_KEYS`)" })
     .transform((raw, ctx) => {
@@ -78,6 +104,9 @@ export const SETTING_DEFAULTS = {
   RATE_LIMIT_BURST: 30,
   PENDING_RETRY_AFTER_SECONDS: 2,
   IN_FLIGHT_RETRY_AFTER_SECONDS: 5,
+  RUNTIME_URL: "",
+  APPS_DOMAIN: "localhost",
+  PROBE_TIMEOUT_SECONDS: 60,
 } as const;
 
 export class ConfigError extends Error {

@@ -83,4 +83,73 @@ export const exports = sqliteTable(
   ],
 );
 
-export const schema = { accounts, sessions, apiTokens, databases, exports };
+/** Where the probed port came from (SPEC.md, app deployment contract 2). */
+export const PORT_SOURCES = ["expose", "default", "variable"] as const;
+export type PortSource = (typeof PORT_SOURCES)[number];
+
+export const APP_STATUSES = ["not_deployed", "running", "stopped", "failed"] as const;
+export type AppStatus = (typeof APP_STATUSES)[number];
+
+export const apps = sqliteTable(
+  "apps",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** https URL of the git repository (http only for loopback hosts). */
+    repository: text("repository").notNull(),
+    branch: text("branch").notNull(),
+    /** Build context, relative to the repository root; '' is the root. */
+    rootDirectory: text("root_directory").notNull(),
+    /** Relative to the root directory. */
+    dockerfilePath: text("dockerfile_path").notNull(),
+    /** Unique across the service; the app answers at `<subdomain>.<APPS_DOMAIN>`. */
+    subdomain: text("subdomain").notNull(),
+    plan: text("plan").notNull(),
+    status: text("status", { enum: APP_STATUSES }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    /** When Deploy was first pressed: from then on the subdomain is fixed. */
+    firstDeployAt: integer("first_deploy_at"),
+    /** The instance that serves the app's hostname, when there is one. */
+    instanceId: text("instance_id"),
+    instanceUrl: text("instance_url"),
+    /** Image of the live instance, and the deploy that built it. */
+    image: text("image"),
+    liveDeployId: text("live_deploy_id"),
+    port: integer("port"),
+    portSource: text("port_source", { enum: PORT_SOURCES }),
+    portReason: text("port_reason"),
+  },
+  (t) => [uniqueIndex("apps_subdomain_idx").on(t.subdomain), index("apps_account_idx").on(t.accountId, t.createdAt)],
+);
+
+export const DEPLOY_STATUSES = ["building", "starting", "live", "failed", "superseded"] as const;
+export type DeployStatus = (typeof DEPLOY_STATUSES)[number];
+
+export const deploys = sqliteTable(
+  "deploys",
+  {
+    id: text("id").primaryKey(),
+    appId: text("app_id")
+      .notNull()
+      .references(() => apps.id, { onDelete: "cascade" }),
+    status: text("status", { enum: DEPLOY_STATUSES }).notNull(),
+    startedAt: integer("started_at").notNull(),
+    finishedAt: integer("finished_at"),
+    /** Tries of the deploy job so far (a crashed job is retried by the queue). */
+    attempts: integer("attempts").notNull().default(0),
+    image: text("image"),
+    /** The instance this deploy started, once started. */
+    instanceId: text("instance_id"),
+    port: integer("port"),
+    portSource: text("port_source", { enum: PORT_SOURCES }),
+    portReason: text("port_reason"),
+    /** The red panel: what the log says went wrong (JSON `{kind, message}`). */
+    failure: text("failure", { mode: "json" }).$type<{ kind: string; message: string }>(),
+  },
+  (t) => [index("deploys_app_idx").on(t.appId, t.startedAt)],
+);
+
+export const schema = { accounts, sessions, apiTokens, databases, exports, apps, deploys };

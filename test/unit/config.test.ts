@@ -18,6 +18,9 @@ describe("parseConfig", () => {
       RATE_LIMIT_BURST: 30,
       PENDING_RETRY_AFTER_SECONDS: 2,
       IN_FLIGHT_RETRY_AFTER_SECONDS: 5,
+      RUNTIME_URL: "",
+      APPS_DOMAIN: "localhost",
+      PROBE_TIMEOUT_SECONDS: 60,
     });
   });
 
@@ -25,6 +28,13 @@ describe("parseConfig", () => {
     expect(parseConfig({ ...secrets, LINK_TTL_SECONDS: "60", EXPORT_COOLDOWN_SECONDS: "0" })).toMatchObject({
       LINK_TTL_SECONDS: 60,
       EXPORT_COOLDOWN_SECONDS: 0,
+    });
+  });
+
+  it("reads the engine address without a trailing slash and the apps domain in lowercase", () => {
+    expect(parseConfig({ ...secrets, RUNTIME_URL: "http://127.0.0.1:2375/", APPS_DOMAIN: "Apps.Example.NET" })).toMatchObject({
+      RUNTIME_URL: "http://127.0.0.1:2375",
+      APPS_DOMAIN: "apps.example.net",
     });
   });
 
@@ -45,6 +55,9 @@ describe("parseConfig", () => {
     ["a short signing secret", { LINK_SIGNING_KEYS: "k1:short" }, /LINK_SIGNING_KEYS must be a comma-separated list/],
     ["a duplicate kid", { LINK_SIGNING_KEYS: `a:${"x".repeat(32)},a:${"y".repeat(32)}` }, /same kid/],
     ["a bad encryption key", { ENV_ENCRYPTION_KEY: "abc" }, /ENV_ENCRYPTION_KEY must be 32 random bytes/],
+    ["an engine address with a path", { RUNTIME_URL: "http://127.0.0.1:2375/v1.41" }, /RUNTIME_URL must be an http\(s\) address/],
+    ["an engine socket path", { RUNTIME_URL: "unix:///var/run/docker.sock" }, /RUNTIME_URL must be an http\(s\) address/],
+    ["an apps domain with a scheme", { APPS_DOMAIN: "https://apps.example.net" }, /APPS_DOMAIN must be a DNS name/],
   ])("stops on %s, naming the variable", (_, override, message) => {
     expect(() => parseConfig({ ...secrets, ...override })).toThrow(ConfigError);
     expect(() => parseConfig({ ...secrets, ...override })).toThrow(message);
