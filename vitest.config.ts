@@ -1,9 +1,12 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { startFakeForge } from "./test/fakes/fake-forge";
 
 /** Unit and integration tests, run inside workerd with the Worker's real bindings. */
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
+  // The forge is outside the project: the Worker tests fetch repository archives from a stand-in.
+  const forge = await startFakeForge();
   return {
     plugins: [
       cloudflareTest({
@@ -11,6 +14,7 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
+            FORGE_URL: forge.url,
             // Test-only secrets; real ones come from `wrangler secret put`.
             LINK_SIGNING_KEYS: "k2:test-signing-key-2-0123456789abcdefghijkl,k1:test-signing-key-1-0123456789abcdefghijkl",
             ENV_ENCRYPTION_KEY: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
