@@ -1,6 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import { startFakeForge } from "./test/fakes/fake-forge";
+import { startFakeForge } from "./test/fakes/fake-forge.ts";
 
 /** Unit and integration tests, run inside workerd with the Worker's real bindings. */
 export default defineConfig(async () => {
