@@ -13,7 +13,7 @@
  * - A command with no `httpd` exits after its echo lines (code from `exit`, else 0).
  * - httpd serves the image's files under `dir` (a directory gives its `index.html`); a file under
  *   `cgi-bin/` is answered with its `echo` lines expanded as above, read as CGI output (headers,
- *   blank line, body).
+ *   blank line, body); `printf '<format>'` lines add their text with `\r`, `\n`, `\t` escapes.
  */
 import { type Server, createServer } from "node:http";
 import { type Server as NetServer, createServer as createNetServer } from "node:net";
@@ -132,22 +132,30 @@ function serveFile(files: Map<string, FakeFile>, home: string, url: string, env:
   return { status: 200, headers: { "Content-Type": type }, body: found.data };
 }
 
-/** The script's `echo` lines, expanded, then split as CGI output into headers and body. */
+/**
+ * The script's `echo` lines (expanded, newline added) and `printf` lines (one format argument,
+ * `\r` `\n` `\t` escapes, no newline added), split as CGI output into headers and body.
+ */
 function cgi(script: string, env: Record<string, string>): Reply {
   const output = script
     .split("\n")
-    .map((line) => /^\s*echo(?:\s+(.*))?$/.exec(line))
+    .map((line) => /^\s*(echo|printf)(?:\s+(.*))?$/.exec(line))
     .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => `${expand(m[1] ?? "", env)}\n`)
+    .map(([, command, args = ""]) => (command === "echo" ? `${expand(args, env)}\n` : unescape(expand(args, env))))
     .join("");
-  const cut = output.indexOf("\n\n");
+  const blank = /\r?\n\r?\n/.exec(output);
+  const cut = blank ? blank.index : -1;
   const head = cut >= 0 ? output.slice(0, cut) : "";
   const headers: Record<string, string> = {};
   let status = 200;
-  for (const line of head.split("\n").filter(Boolean)) {
+  for (const line of head.split(/\r?\n/).filter(Boolean)) {
     const [name = "", ...rest] = line.split(":");
     if (name.toLowerCase() === "status") status = parseInt(rest.join(":"), 10) || 200;
     else headers[name] = rest.join(":").trim();
   }
-  return { status, headers, body: cut >= 0 ? output.slice(cut + 2) : output };
+  return { status, headers, body: blank ? output.slice(blank.index + blank[0].length) : output };
+}
+
+function unescape(format: string): string {
+  return format.replace(/\\([rnt\\])/g, (_, c: string) => ({ r: "\r", n: "\n", t: "\t" })[c] ?? c);
 }

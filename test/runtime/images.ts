@@ -50,8 +50,8 @@ export function conformanceContext(busybox: Uint8Array): TarEntry[] {
       mode: 0o755,
       data: [
         "#!/bin/busybox sh",
-        'echo "Content-Type: text/plain"',
-        'echo ""',
+        // busybox httpd passes CGI headers through as written, and HTTP clients require CRLF.
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'",
         `echo "${GREETING_VAR}=\${${GREETING_VAR}}"`,
         'echo "PORT=${PORT-unset}"',
         "",
