@@ -1,26 +1,21 @@
 import { type Context, Hono } from "hono";
 import { appController } from "../../apps/app-controller";
-import { generatedSubdomain } from "../../apps/contract/subdomain";
 import { deployLogKey } from "../../apps/deploy-log";
+import { changeAppSettings, createApp } from "../../apps/service";
 import { AppSettingsRequest, NewAppRequest, PlanRequest } from "../../apps/settings";
 import {
   type AppRow,
   getDeploy,
   getOwnedApp,
-  insertApp,
-  isSubdomainTaken,
   latestDeploy,
   listApps,
   listDeploys,
-  updateAppSettings,
   viewApp,
   viewDeploy,
 } from "../../apps/store";
 import type { AppEnv } from "../../http/context";
 import { ApiError, type ErrorCode, invalid, notFound } from "../../http/errors";
 import { readJson } from "../../http/validate";
-
-const SUBDOMAIN_TAKEN = "subdomain: This subdomain is already in use. Choose another.";
 
 async function view(c: Context<AppEnv>, row: AppRow) {
   return viewApp(row, await latestDeploy(c.env, row.id), c.get("config").APPS_DOMAIN, c.req.url);
@@ -52,45 +47,16 @@ export const appRoutes = new Hono<AppEnv>()
   .post("/", async (c) => {
     const input = await readJson(c, NewAppRequest);
     const { now, uuid } = c.get("deps");
-    const id = uuid();
-    const subdomain = input.subdomain ?? generatedSubdomain(id);
-    if (await isSubdomainTaken(c.env, subdomain)) throw invalid(SUBDOMAIN_TAKEN);
-    const row = await insertApp(c.env, {
-      id,
-      accountId: c.get("accountId")!,
-      name: input.name,
-      repository: input.repository,
-      branch: input.branch,
-      rootDirectory: input.root_directory,
-      dockerfilePath: input.dockerfile_path,
-      subdomain,
-      plan: input.plan,
-      createdAt: now(),
-    }).catch((err: Error) => {
-      // Two creates racing for one subdomain: the unique index decides.
-      if (/UNIQUE/i.test(err.message)) throw invalid(SUBDOMAIN_TAKEN);
-      throw err;
-    });
-    return c.json(await view(c, row), 201);
+    const created = await createApp(c.env, { ...input, accountId: c.get("accountId")!, id: uuid(), now: now() });
+    if (!created.ok) throw invalid(`${created.field}: ${created.message}`);
+    return c.json(await view(c, created.app), 201);
   })
   .get("/:id", async (c) => c.json(await view(c, await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")))))
   .patch("/:id", async (c) => {
     const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
     const input = await readJson(c, AppSettingsRequest);
-    if (input.subdomain !== undefined && input.subdomain !== app.subdomain) {
-      if (app.firstDeployAt !== null) throw invalid("subdomain: The subdomain can only be changed until the first deploy.");
-      const subdomain = input.subdomain || generatedSubdomain(app.id);
-      if (await isSubdomainTaken(c.env, subdomain, app.id)) throw invalid(SUBDOMAIN_TAKEN);
-      input.subdomain = subdomain;
-    }
-    await updateAppSettings(c.env, app.id, {
-      name: input.name,
-      repository: input.repository,
-      branch: input.branch,
-      rootDirectory: input.root_directory,
-      dockerfilePath: input.dockerfile_path,
-      subdomain: input.subdomain,
-    });
+    const saved = await changeAppSettings(c.env, app, input);
+    if (!saved.ok) throw invalid(`${saved.field}: ${saved.message}`);
     return c.json(await view(c, await getOwnedApp(c.env, c.get("accountId")!, app.id)));
   })
   .delete("/:id", async (c) => {
