@@ -9,6 +9,7 @@ import { describeRuntimeConformance } from "../runtime/conformance";
 import * as img from "../runtime/images";
 import { tarStream } from "../runtime/tar";
 import { readFile } from "node:fs/promises";
+import { connect } from "node:net";
 
 const SOCKET = "/var/run/docker.sock";
 
@@ -82,6 +83,29 @@ describe("Docker Engine: plan limits", () => {
       expect(c.Config.Env.some((kv) => kv.startsWith("PORT="))).toBe(false);
     } finally {
       await runtime.remove(instance.id);
+    }
+  });
+});
+
+describe("Docker forwarder", () => {
+  it("serves many connections at once and answers after the client half-closes", async () => {
+    const fwd = await forwarder();
+    try {
+      const pings = await Promise.all(Array.from({ length: 20 }, () => fetch(`${fwd.url}/_ping`).then((r) => r.text())));
+      expect(pings).toEqual(Array(20).fill("OK"));
+      // HTTP/1.0 request, then FIN: the reply must still come back on the open half.
+      const reply = await new Promise<string>((resolve, reject) => {
+        const socket = connect({ host: "127.0.0.1", port: Number(new URL(fwd.url).port), allowHalfOpen: true });
+        let text = "";
+        socket.on("data", (chunk) => (text += chunk.toString()));
+        socket.on("end", () => resolve(text));
+        socket.on("error", reject);
+        socket.end("GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n");
+      });
+      expect(reply).toMatch(/^HTTP\/1\.[01] 200/);
+      expect(reply.endsWith("OK")).toBe(true);
+    } finally {
+      await fwd.close();
     }
   });
 });
