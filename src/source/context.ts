@@ -173,17 +173,23 @@ function contextPath(path: string, root: string): string | null {
  */
 function gunzip(archive: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
   let head: Uint8Array = new Uint8Array(0);
+  // DecompressionStream replaces an error coming from upstream with its own, so keep ours here.
+  let refused: ArchiveError | null = null;
+  const refuse = (error: ArchiveError) => {
+    refused = error;
+    throw error;
+  };
   const signature = new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
       if (head.length < 2) {
         head = concat(head, chunk.subarray(0, 2 - head.length));
-        if (head.length === 2 && !(head[0] === 0x1f && head[1] === 0x8b)) throw notGzip(head);
+        if (head.length === 2 && !(head[0] === 0x1f && head[1] === 0x8b)) refuse(notGzip(head));
       }
       controller.enqueue(chunk);
     },
     flush() {
-      if (head.length === 0) throw new ArchiveError("it is empty");
-      if (head.length < 2) throw notGzip(head);
+      if (head.length === 0) refuse(new ArchiveError("it is empty"));
+      if (head.length < 2) refuse(notGzip(head));
     },
   });
   const inflated = archive.pipeThrough(signature).pipeThrough(new DecompressionStream("gzip")).getReader();
@@ -195,7 +201,7 @@ function gunzip(archive: ReadableStream<Uint8Array>): ReadableStream<Uint8Array>
           if (next.done) controller.close();
           else controller.enqueue(next.value);
         } catch (err) {
-          controller.error(err instanceof ArchiveError ? err : new ArchiveError(`its gzip data is damaged (${messageOf(err)})`, { cause: err }));
+          controller.error(refused ?? new ArchiveError(`its gzip data is damaged (${messageOf(err)})`, { cause: err }));
         }
       },
       cancel: (reason) => inflated.cancel(reason),
