@@ -24,7 +24,9 @@ function notice(status: 404 | 502 | 503, title: string, text: string): Response 
  */
 export function appProxy(): MiddlewareHandler<AppEnv> {
   return async function appProxy(c, next) {
-    const subdomain = appSubdomainOf(c.req.header("Host"), c.get("config").APPS_DOMAIN);
+    // Workers give every request a URL whose host is the Host header; a Request made in code may
+    // carry no Host header at all.
+    const subdomain = appSubdomainOf(c.req.header("Host") ?? new URL(c.req.url).host, c.get("config").APPS_DOMAIN);
     if (subdomain === null) return next();
     const app = await appBySubdomain(c.env, subdomain);
     if (!app) return notice(404, "No app here", "No app answers at this address.");
