@@ -1,4 +1,4 @@
-import { eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { getConfig } from "../config";
 import { database } from "../db/client";
 import { deploys } from "../db/schema";
@@ -161,10 +161,16 @@ async function buildAndLaunch(env: Env, runtime: ContainerRuntime, app: AppRow, 
 
   const port = probedPort(found?.dockerfile ?? null);
   await deployLog.step(`Image built; port ${port.port} (${port.reason})`);
-  await database(env)
+  // Only a deploy still in flight moves on: one failed meanwhile (dead-letter queue, deadline) stays failed.
+  const current = await database(env)
     .update(deploys)
     .set({ status: "starting", image: build.image, port: port.port, portSource: port.source, portReason: port.reason })
-    .where(eq(deploys.id, deploy.id));
+    .where(and(eq(deploys.id, deploy.id), inArray(deploys.status, ["building", "starting"])))
+    .returning({ id: deploys.id });
+  if (current.length === 0) {
+    await runtime.removeImage(build.image).catch(() => undefined);
+    return { ok: false, failure: { kind: "interrupted", message: "The deploy was ended before it finished." } };
+  }
   const launched = await launchInstance(
     runtime,
     { appId: app.id, image: build.image, port: port.port, portReason: port.reason, plan: app.plan as PlanId, env: {}, deployId: deploy.id },
