@@ -192,7 +192,9 @@ function gunzip(archive: ReadableStream<Uint8Array>): ReadableStream<Uint8Array>
       if (head.length < 2) refuse(notGzip(head));
     },
   });
-  const inflated = archive.pipeThrough(signature).pipeThrough(new DecompressionStream("gzip")).getReader();
+  // The DOM typings (used by the Node tests) want ArrayBuffer-backed chunks; any Uint8Array works.
+  const inflate = new DecompressionStream("gzip") as TransformStream<Uint8Array, Uint8Array>;
+  const inflated = archive.pipeThrough(signature).pipeThrough(inflate).getReader();
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
