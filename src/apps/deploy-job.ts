@@ -148,7 +148,7 @@ async function buildAndLaunch(env: Env, runtime: ContainerRuntime, app: AppRow, 
   ]);
   if (found instanceof Error) {
     if (build.ok) await runtime.removeImage(build.image).catch(() => undefined);
-    return { ok: false, failure: { kind: "source_unavailable", message: `The repository archive could not be read: ${found.message}` } };
+    return { ok: false, failure: { kind: "source_unavailable", message: found.message } };
   }
   if (found && found.dockerfile === null) {
     if (build.ok) await runtime.removeImage(build.image).catch(() => undefined);

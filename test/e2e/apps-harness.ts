@@ -28,7 +28,7 @@ export async function startAppsStack(vars: Record<string, string> = {}): Promise
     throw new Error("No Docker engine answers at /var/run/docker.sock: install docker.io and start dockerd (bash .ci/run does both).");
   }
   const forgeRoot = mkdtempSync(join(tmpdir(), "control-plane-forge-"));
-  const [engine, forge] = await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot })]);
+  const [engine, forge] = await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot, port: 0 })]);
   const worker = await startWorker({ RUNTIME_URL: engine.url, PROBE_TIMEOUT_SECONDS: "8", ...vars });
   return {
     worker,
@@ -61,7 +61,8 @@ export function httpdApp(page: string, options: { port?: number; bind?: string; 
 
 /** Puts files in a new repository on the dev forge; returns its https-shaped (here http) URL. */
 export function repository(stack: AppsStack, name: string, files: Record<string, string | Uint8Array>, branch = "main"): Promise<string> {
-  return createRepository(stack.forgeRoot, "acme", name, files, { branch, modes: { busybox: 0o755 } });
+  const modes = Object.fromEntries(Object.keys(files).filter((path) => path.endsWith("busybox")).map((path) => [path, 0o755]));
+  return createRepository(stack.forgeRoot, "acme", name, files, { branch, modes, forgeUrl: stack.forgeUrl });
 }
 
 /** A signed-up console session. */

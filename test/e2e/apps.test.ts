@@ -101,20 +101,20 @@ describe("apps on a real container engine", () => {
     const created = await createApp({ name: "Mono", repository: repo, root_directory: "services/web" });
     expect(created.subdomain).toMatch(/^app-[0-9a-f]{12}$/);
     const live = await deployAndWait(session, created.id);
-    expect(live.latest_deploy).toMatchObject({ status: "live" });
+    expect(live.latest_deploy, JSON.stringify(live.latest_deploy)).toMatchObject({ status: "live" });
     expect(await curlApp(stack, created.subdomain)).toEqual({ status: 200, body: "<p>from services/web</p>" });
   });
 
   it("fails a deploy with no build file at the resolved path, listing the build files found", async () => {
     const files = httpdApp("x");
-    const repo = await repository(stack, "misplaced", { "docker/web.Dockerfile": files.Dockerfile!, "Containerfile.dev": "FROM scratch\n", busybox: files.busybox!, "www/index.html": "x" });
+    const repo = await repository(stack, "misplaced", { "docker/web.Dockerfile": files.Dockerfile!, "ops/Containerfile": "FROM scratch\n", busybox: files.busybox!, "www/index.html": "x" });
     const created = await createApp({ name: "Misplaced", repository: repo });
     const failed = await deployAndWait(session, created.id);
     expect(failed.status).toBe("failed");
     expect(failed.latest_deploy).toMatchObject({ status: "failed", failure: { kind: "build_file_missing" } });
     expect(failed.latest_deploy!.failure!.message).toContain('"Dockerfile"');
     expect(failed.latest_deploy!.failure!.message).toContain("docker/web.Dockerfile");
-    expect(failed.latest_deploy!.failure!.message).toContain("Containerfile.dev");
+    expect(failed.latest_deploy!.failure!.message).toContain("ops/Containerfile");
   });
 
   it.each([
