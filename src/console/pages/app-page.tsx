@@ -102,7 +102,7 @@ export function AppPage(props: AppPageProps) {
       <p class="visually-hidden" role="status" data-app-announce=""></p>
       <section class="card" id="settings" aria-labelledby="settings-heading">
         <h2 id="settings-heading">Settings</h2>
-        <p class="hint">Changes apply at the next deploy.</p>
+        <p class="lead">The name changes at once; the source settings are used from the next deploy.</p>
         <form method="post" action={`/console/apps/${app.id}/settings`} class="form-card" novalidate>
           <Csrf token={viewer.csrfToken} />
           <SettingsFields
