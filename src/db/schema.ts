@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** Times are Unix milliseconds (integers) throughout. */
 
@@ -121,8 +121,44 @@ export const apps = sqliteTable(
     port: integer("port"),
     portSource: text("port_source", { enum: PORT_SOURCES }),
     portReason: text("port_reason"),
+    /** The version of the app's environment variable set: one more on every save that changes it. */
+    envVersion: integer("env_version").notNull().default(0),
+    /** The version the serving instance was started with. */
+    envAppliedVersion: integer("env_applied_version").notNull().default(0),
+    /** The last save whose new instance failed its check; cleared when a later one is applied. */
+    envFailure: text("env_failure", { mode: "json" }).$type<EnvApplyFailure>(),
   },
   (t) => [uniqueIndex("apps_subdomain_idx").on(t.subdomain), index("apps_account_idx").on(t.accountId, t.createdAt)],
+);
+
+/** Why the instance for a saved variable set did not take over (its check's log, no values). */
+export interface EnvApplyFailure {
+  version: number;
+  message: string;
+  log: string;
+  at: number;
+}
+
+/**
+ * An app's environment variables, encrypted (AES-GCM, associated data: app id and key); the clear
+ * value is never stored. No history: a save replaces the app's rows.
+ */
+export const appEnvVars = sqliteTable(
+  "app_env_vars",
+  {
+    appId: text("app_id")
+      .notNull()
+      .references(() => apps.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** Order of the row in the editor. */
+    position: integer("position").notNull(),
+    /** The ENV_ENCRYPTION_KEY entry that sealed it. */
+    kid: text("kid").notNull(),
+    /** base64 of the 12-byte IV and of the ciphertext with its tag. */
+    iv: text("iv").notNull(),
+    ciphertext: text("ciphertext").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.appId, t.key] })],
 );
 
 export const DEPLOY_STATUSES = ["building", "starting", "live", "failed", "superseded"] as const;
@@ -152,4 +188,4 @@ export const deploys = sqliteTable(
   (t) => [index("deploys_app_idx").on(t.appId, t.startedAt)],
 );
 
-export const schema = { accounts, sessions, apiTokens, databases, exports, apps, deploys };
+export const schema = { accounts, sessions, apiTokens, databases, exports, apps, deploys, appEnvVars };
