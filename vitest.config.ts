@@ -1,9 +1,15 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { startFakeDocker } from "./test/fakes/fake-docker.ts";
+import { startFakeForge } from "./test/fakes/fake-forge.ts";
 
 /** Unit and integration tests, run inside workerd with the Worker's real bindings. */
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
+  // Worker tests reach a fake Docker Engine over real HTTP; unref'd so vitest can exit.
+  const fakeDocker = await startFakeDocker({ unref: true });
+  // The forge is outside the project: the Worker tests fetch repository archives from a stand-in.
+  const forge = await startFakeForge();
   return {
     plugins: [
       cloudflareTest({
@@ -11,6 +17,8 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
+            RUNTIME_URL: fakeDocker.url,
+            FORGE_URL: forge.url,
             // Test-only secrets; real ones come from `wrangler secret put`.
             LINK_SIGNING_KEYS: "k2:test-signing-key-2-0123456789abcdefghijkl,k1:test-signing-key-1-0123456789abcdefghijkl",
             ENV_ENCRYPTION_KEY: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",

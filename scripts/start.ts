@@ -3,18 +3,26 @@
  * change it), with local migrations applied, secrets generated into `.dev.vars` when missing,
  * and the demo account seeded. Prints a banner with everything needed to try the API.
  */
-import { ensureDevVars, startDevServer } from "./lib/dev-server";
+import { join } from "node:path";
+import { ROOT, ensureDevVars, startDevServer } from "./lib/dev-server";
+import { setUpLocalEngine, setUpLocalForge } from "./lib/local-apps";
 import { seedDemo } from "./lib/seed";
 
 const port = Number(process.env.PORT ?? 8787);
 const added = ensureDevVars();
 if (added.length > 0) console.log(`Generated local secrets in .dev.vars: ${added.join(", ")}`);
 
+const engine = await setUpLocalEngine(join(ROOT, ".dev.vars"));
+const forge = await setUpLocalForge(process.env.FORGE_ROOT ?? join(ROOT, ".wrangler", "forge"), process.env.FORGE_PORT ? Number(process.env.FORGE_PORT) : undefined).catch((err: Error) => {
+  console.error(`The dev forge did not start (${err.message}); apps can still deploy from other forges.`);
+  return null;
+});
+
 const server = await startDevServer({ port, persistTo: process.env.PERSIST_TO, inheritOutput: true }).catch((err: Error) => {
   console.error(`\n${err.message}`);
   process.exit(1);
 });
-const stop = () => void server.stop().then(() => process.exit(0));
+const stop = () => void Promise.all([server.stop(), engine.close(), forge?.close()]).then(() => process.exit(0));
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
 server.process.on("exit", (code) => process.exit(code ?? 0));
@@ -34,6 +42,10 @@ Database: ${demo.databaseId}
 
  Start an export (the reply holds the signed download link):
    curl -sS -X POST -H "Authorization: Bearer ${demo.token}" ${server.url}/api/v1/dbs/${demo.databaseId}/export
+
+ ${engine.status}
+${forge ? ` Dev forge: ${forge.url} serves the git repositories under ${forge.root}/<owner>/<repo>` : ""}
+${forge?.sample ? ` Sample app repository: ${forge.sample} (Apps -> New app, then Deploy)` : ""}
 
  Press Ctrl+C to stop.
 ────────────────────────────────────────────────────────────────────────

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { createApiV1 } from "./api/v1";
 import { csrfGuard } from "./auth/csrf";
 import { requireSession } from "./auth/session";
+import { appRoutes } from "./console/api/apps";
 import { authRoutes } from "./console/api/auth";
 import { consolePages } from "./console/pages";
 import { databaseRoutes } from "./console/api/databases";
@@ -12,6 +13,7 @@ import { errorResponse } from "./http/errors";
 import { methodGuard } from "./http/method-guard";
 import { onError } from "./http/on-error";
 import { requestContext } from "./http/request-context";
+import { appProxy } from "./routing/app-proxy";
 
 /**
  * The Worker's HTTP side. Middleware order: request context (id, config, log line) first, then
@@ -21,15 +23,18 @@ import { requestContext } from "./http/request-context";
 export function createApp(deps: Deps = defaultDeps) {
   const app = new Hono<AppEnv>();
   app.use(requestContext(deps));
+  // App hostnames are served before anything else: the console and API never see them.
+  app.use(appProxy());
   app.use(methodGuard(app));
   app.get("/healthz", (c) => c.json({ ok: true }));
 
   const consoleApi = new Hono<AppEnv>();
   consoleApi.use(consoleBodyLimit(), csrfGuard());
   consoleApi.route("/", authRoutes);
-  for (const path of ["/tokens", "/tokens/*", "/databases", "/databases/*"]) consoleApi.use(path, requireSession);
+  for (const path of ["/tokens", "/tokens/*", "/databases", "/databases/*", "/apps", "/apps/*"]) consoleApi.use(path, requireSession);
   consoleApi.route("/tokens", tokenRoutes);
   consoleApi.route("/databases", databaseRoutes);
+  consoleApi.route("/apps", appRoutes);
   app.route("/console/api", consoleApi);
   app.route("/console", consolePages);
   app.route("/", createApiV1());

@@ -27,6 +27,11 @@ const seconds = (name: string, fallback: number, min = 1) =>
 
 /** A signing key: `<kid>:<secret>`; the kid is short and URL-safe, the secret at least 32 characters. */
 const SIGNING_KEY = /^([A-Za-z0-9_-]{1,16}):(.{32,})$/;
+/** An encryption key: 32 bytes in base64, alone or as `<kid>:<key>` in a list. */
+const BARE_ENCRYPTION_KEY = /^[A-Za-z0-9+/]{43}=$/;
+const ENCRYPTION_KEY = /^([A-Za-z0-9_-]{1,16}):([A-Za-z0-9+/]{43}=)$/;
+/** The kid of an ENV_ENCRYPTION_KEY given as one bare key; name it so when adding a newer one. */
+export const DEFAULT_ENCRYPTION_KID = "default";
 
 const ConfigSchema = z.object({
   EXPORT_COOLDOWN_SECONDS: seconds("EXPORT_COOLDOWN_SECONDS", 300, 0),
@@ -36,6 +41,32 @@ const ConfigSchema = z.object({
   RATE_LIMIT_BURST: seconds("RATE_LIMIT_BURST", 30),
   PENDING_RETRY_AFTER_SECONDS: seconds("PENDING_RETRY_AFTER_SECONDS", 2),
   IN_FLIGHT_RETRY_AFTER_SECONDS: seconds("IN_FLIGHT_RETRY_AFTER_SECONDS", 5),
+  /** Docker Engine API base address; empty: no engine, deploys fail at once saying so. */
+  RUNTIME_URL: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = raw?.trim() ?? "";
+      if (text === "") return "";
+      if (!/^https?:\/\/[^/\s]+\/?$/.test(text)) {
+        ctx.addIssue({ code: "custom", message: `RUNTIME_URL must be an http(s) address such as http://127.0.0.1:2375, got "${raw}"` });
+        return z.NEVER;
+      }
+      return text.replace(/\/$/, "");
+    }),
+  /** Apps answer at `<subdomain>.<APPS_DOMAIN>`. */
+  APPS_DOMAIN: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = (raw ?? "").trim().toLowerCase() || "localhost";
+      if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(text)) {
+        ctx.addIssue({ code: "custom", message: `APPS_DOMAIN must be a DNS name such as apps.example.net, got "${raw}"` });
+        return z.NEVER;
+      }
+      return text;
+    }),
+  PROBE_TIMEOUT_SECONDS: seconds("PROBE_TIMEOUT_SECONDS", 60),
   LINK_SIGNING_KEYS: z
     .string({ message: "LINK_SIGNING_KEYS is not set (run `wrangler secret put LINK_SIGNING_KEYS`)" })
     .transform((raw, ctx) => {
@@ -59,15 +90,34 @@ const ConfigSchema = z.object({
       }
       return parsed;
     }),
+  /** A list of `<kid>:<key>` newest first, or one bare key (its kid is `default`). */
   ENV_ENCRYPTION_KEY: z
     .string({ message: "ENV_ENCRYPTION_KEY is not set (run `wrangler secret put ENV_ENCRYPTION_KEY`)" })
-    .refine((raw) => /^[A-Za-z0-9+/]{43}=$/.test(raw.trim()), {
-      message: "ENV_ENCRYPTION_KEY must be 32 random bytes in base64 (44 characters)",
+    .transform((raw, ctx) => {
+      const parts = raw.split(",").map((part) => part.trim()).filter(Boolean);
+      const keys = BARE_ENCRYPTION_KEY.test(raw.trim())
+        ? [{ kid: DEFAULT_ENCRYPTION_KID, key: raw.trim() }]
+        : parts.map((part) => ENCRYPTION_KEY.exec(part)).map((m) => m && { kid: m[1]!, key: m[2]! });
+      if (keys.length === 0 || keys.some((k) => k === null)) {
+        ctx.addIssue({
+          code: "custom",
+          message:
+            "ENV_ENCRYPTION_KEY must be 32 random bytes in base64 (44 characters), or a comma-separated list of <kid>:<32 bytes in base64>, newest first",
+        });
+        return z.NEVER;
+      }
+      const parsed = keys.map((k) => k!);
+      if (new Set(parsed.map((k) => k.kid)).size !== parsed.length) {
+        ctx.addIssue({ code: "custom", message: "ENV_ENCRYPTION_KEY has two keys with the same kid" });
+        return z.NEVER;
+      }
+      return parsed;
     }),
 });
 
 export type Config = z.output<typeof ConfigSchema>;
 export type SigningKey = Config["LINK_SIGNING_KEYS"][number];
+export type EncryptionKey = Config["ENV_ENCRYPTION_KEY"][number];
 
 /** The settings with their defaults, as documented in the README's configuration table. */
 export const SETTING_DEFAULTS = {
@@ -78,6 +128,9 @@ export const SETTING_DEFAULTS = {
   RATE_LIMIT_BURST: 30,
   PENDING_RETRY_AFTER_SECONDS: 2,
   IN_FLIGHT_RETRY_AFTER_SECONDS: 5,
+  RUNTIME_URL: "",
+  APPS_DOMAIN: "localhost",
+  PROBE_TIMEOUT_SECONDS: 60,
 } as const;
 
 export class ConfigError extends Error {

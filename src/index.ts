@@ -1,10 +1,12 @@
 import { env } from "cloudflare:workers";
 import { createApp } from "./app";
+import { DEPLOY_DLQ, DEPLOY_QUEUE, handleDeployBatch } from "./apps/deploy-job";
 import { getConfig } from "./config";
 import { handleExportBatch } from "./exports/job";
 import { runSweep } from "./exports/sweep";
 import { defaultDeps } from "./http/context";
 
+export { AppController } from "./apps/app-controller";
 export { ManagedDatabase } from "./databases/managed-database";
 export { ExportGate } from "./exports/export-gate";
 export { RateLimiter } from "./http/rate-limiter";
@@ -17,7 +19,10 @@ const app = createApp();
 
 export default {
   fetch: app.fetch,
-  queue: (batch, env) => handleExportBatch(batch, env, { now: defaultDeps.now }),
+  queue: (batch, env) =>
+    batch.queue === DEPLOY_QUEUE || batch.queue === DEPLOY_DLQ
+      ? handleDeployBatch(batch, env, { now: defaultDeps.now })
+      : handleExportBatch(batch, env, { now: defaultDeps.now }),
   scheduled: async (_controller, env) => {
     await runSweep(env, defaultDeps.now(), getConfig(env).ARCHIVE_RETENTION_SECONDS);
   },

@@ -4,6 +4,8 @@ declare global {
   namespace Cloudflare {
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
+      /** The fake forge's address (test/fakes/fake-forge.ts). */
+      FORGE_URL: string;
     }
   }
 }

@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** Times are Unix milliseconds (integers) throughout. */
 
@@ -108,4 +108,109 @@ export const r2Cleanup = sqliteTable(
   (t) => [index("r2_cleanup_created_idx").on(t.createdAt), index("r2_cleanup_export_idx").on(t.exportId)],
 );
 
-export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup };
+/** Where the probed port came from (SPEC.md, app deployment contract 2). */
+export const PORT_SOURCES = ["expose", "default", "variable"] as const;
+export type PortSource = (typeof PORT_SOURCES)[number];
+
+export const APP_STATUSES = ["not_deployed", "running", "stopped", "failed"] as const;
+export type AppStatus = (typeof APP_STATUSES)[number];
+
+export const apps = sqliteTable(
+  "apps",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** https URL of the git repository (http only for loopback hosts). */
+    repository: text("repository").notNull(),
+    branch: text("branch").notNull(),
+    /** Build context, relative to the repository root; '' is the root. */
+    rootDirectory: text("root_directory").notNull(),
+    /** Relative to the root directory. */
+    dockerfilePath: text("dockerfile_path").notNull(),
+    /** Unique across the service; the app answers at `<subdomain>.<APPS_DOMAIN>`. */
+    subdomain: text("subdomain").notNull(),
+    plan: text("plan").notNull(),
+    status: text("status", { enum: APP_STATUSES }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    /** When Deploy was first pressed: from then on the subdomain is fixed. */
+    firstDeployAt: integer("first_deploy_at"),
+    /** The instance that serves the app's hostname, when there is one. */
+    instanceId: text("instance_id"),
+    instanceUrl: text("instance_url"),
+    /** Image of the live instance, and the deploy that built it. */
+    image: text("image"),
+    liveDeployId: text("live_deploy_id"),
+    port: integer("port"),
+    portSource: text("port_source", { enum: PORT_SOURCES }),
+    portReason: text("port_reason"),
+    /** The version of the app's environment variable set: one more on every save that changes it. */
+    envVersion: integer("env_version").notNull().default(0),
+    /** The version the serving instance was started with. */
+    envAppliedVersion: integer("env_applied_version").notNull().default(0),
+    /** The last save whose new instance failed its check; cleared when a later one is applied. */
+    envFailure: text("env_failure", { mode: "json" }).$type<EnvApplyFailure>(),
+  },
+  (t) => [uniqueIndex("apps_subdomain_idx").on(t.subdomain), index("apps_account_idx").on(t.accountId, t.createdAt)],
+);
+
+/** Why the instance for a saved variable set did not take over (its check's log, no values). */
+export interface EnvApplyFailure {
+  version: number;
+  message: string;
+  log: string;
+  at: number;
+}
+
+/**
+ * An app's environment variables, encrypted (AES-GCM, associated data: app id and key); the clear
+ * value is never stored. No history: a save replaces the app's rows.
+ */
+export const appEnvVars = sqliteTable(
+  "app_env_vars",
+  {
+    appId: text("app_id")
+      .notNull()
+      .references(() => apps.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** Order of the row in the editor. */
+    position: integer("position").notNull(),
+    /** The ENV_ENCRYPTION_KEY entry that sealed it. */
+    kid: text("kid").notNull(),
+    /** base64 of the 12-byte IV and of the ciphertext with its tag. */
+    iv: text("iv").notNull(),
+    ciphertext: text("ciphertext").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.appId, t.key] })],
+);
+
+export const DEPLOY_STATUSES = ["building", "starting", "live", "failed", "superseded"] as const;
+export type DeployStatus = (typeof DEPLOY_STATUSES)[number];
+
+export const deploys = sqliteTable(
+  "deploys",
+  {
+    id: text("id").primaryKey(),
+    appId: text("app_id")
+      .notNull()
+      .references(() => apps.id, { onDelete: "cascade" }),
+    status: text("status", { enum: DEPLOY_STATUSES }).notNull(),
+    startedAt: integer("started_at").notNull(),
+    finishedAt: integer("finished_at"),
+    /** Tries of the deploy job so far (a crashed job is retried by the queue). */
+    attempts: integer("attempts").notNull().default(0),
+    image: text("image"),
+    /** The instance this deploy started, once started. */
+    instanceId: text("instance_id"),
+    port: integer("port"),
+    portSource: text("port_source", { enum: PORT_SOURCES }),
+    portReason: text("port_reason"),
+    /** The red panel: what the log says went wrong (JSON `{kind, message}`). */
+    failure: text("failure", { mode: "json" }).$type<{ kind: string; message: string }>(),
+  },
+  (t) => [index("deploys_app_idx").on(t.appId, t.startedAt)],
+);
+
+export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, appEnvVars };

@@ -13,12 +13,17 @@ export const ERROR_STATUS = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
+  CHANGE_IN_FLIGHT: 409,
+  INVALID_STATE: 409,
+  DELETE_FAILED: 409,
   EXPORT_EXPIRED: 410,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMIT_EXCEEDED: 429,
   cooldown_active: 429,
   export_in_flight: 429,
   INTERNAL_ERROR: 500,
+  LAUNCH_FAILED: 502,
+  ENGINE_UNAVAILABLE: 503,
   export_pending: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 

@@ -60,20 +60,37 @@ export class RuntimeUnavailableError extends Error {
   override readonly name = "RuntimeUnavailableError";
 }
 
+/**
+ * The instance's process ended right after it was started (or restarted), so it has no URL. The
+ * instance is kept so its logs can be read; remove it when done. This is the app's fault.
+ */
+export class InstanceExitedError extends Error {
+  override readonly name = "InstanceExitedError";
+  constructor(
+    readonly instanceId: string,
+    readonly exitCode: number | null,
+  ) {
+    super(`The instance's process exited right after starting${exitCode === null ? "" : ` (exit code ${exitCode})`}.`);
+  }
+}
+
 export interface ContainerRuntime {
   /** Reaches the engine; throws RuntimeUnavailableError when it cannot. */
   ping(): Promise<{ apiVersion: string }>;
   /** Builds an image; a failing build is an outcome, not a throw. */
   build(spec: BuildSpec): Promise<BuildOutcome>;
-  /** Creates and starts an instance; resolves once the engine reports it started (not probed). */
+  /**
+   * Creates and starts an instance; resolves once the engine reports it started (not probed).
+   * Rejects with InstanceExitedError when the process has already ended.
+   */
   start(spec: InstanceSpec): Promise<Instance>;
   /** The instance's state, or null when it does not exist. */
   inspect(id: string): Promise<InstanceState | null>;
-  /** Restarts the same instance in place (same image, same variables); its URL may change. */
+  /** Restarts the same instance in place (same image, same variables); its URL may change. InstanceExitedError as for start. */
   restart(id: string): Promise<Instance>;
   /** Stops an instance; a missing or stopped one is fine. */
   stop(id: string): Promise<void>;
-  /** Starts a stopped instance again; its URL may change. */
+  /** Starts a stopped instance again; its URL may change. InstanceExitedError as for start. */
   resume(id: string): Promise<Instance>;
   /** Removes an instance (stopping it first); a missing one is fine. */
   remove(id: string): Promise<void>;

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, SETTING_DEFAULTS, parseConfig } from "../../src/config";
 
+const KEY_B64 = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=";
 const secrets = {
   LINK_SIGNING_KEYS: "k1:0123456789abcdef0123456789abcdef",
-  ENV_ENCRYPTION_KEY: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+  ENV_ENCRYPTION_KEY: KEY_B64,
 };
 
 describe("parseConfig", () => {
@@ -18,6 +19,9 @@ describe("parseConfig", () => {
       RATE_LIMIT_BURST: 30,
       PENDING_RETRY_AFTER_SECONDS: 2,
       IN_FLIGHT_RETRY_AFTER_SECONDS: 5,
+      RUNTIME_URL: "",
+      APPS_DOMAIN: "localhost",
+      PROBE_TIMEOUT_SECONDS: 60,
     });
   });
 
@@ -28,11 +32,27 @@ describe("parseConfig", () => {
     });
   });
 
+  it("reads the engine address without a trailing slash and the apps domain in lowercase", () => {
+    expect(parseConfig({ ...secrets, RUNTIME_URL: "http://127.0.0.1:2375/", APPS_DOMAIN: "Apps.Example.NET" })).toMatchObject({
+      RUNTIME_URL: "http://127.0.0.1:2375",
+      APPS_DOMAIN: "apps.example.net",
+    });
+  });
+
   it("parses signing keys newest first", () => {
     const config = parseConfig({ ...secrets, LINK_SIGNING_KEYS: "new:" + "n".repeat(32) + ", old:" + "o".repeat(40) });
     expect(config.LINK_SIGNING_KEYS).toEqual([
       { kid: "new", secret: "n".repeat(32) },
       { kid: "old", secret: "o".repeat(40) },
+    ]);
+  });
+
+  it("reads one bare encryption key (kid `default`) and a list of <kid>:<key> newest first", () => {
+    expect(parseConfig(secrets).ENV_ENCRYPTION_KEY).toEqual([{ kid: "default", key: KEY_B64 }]);
+    const other = "YWJjZGVmMDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODk=";
+    expect(parseConfig({ ...secrets, ENV_ENCRYPTION_KEY: `k2:${other}, default:${KEY_B64}` }).ENV_ENCRYPTION_KEY).toEqual([
+      { kid: "k2", key: other },
+      { kid: "default", key: KEY_B64 },
     ]);
   });
 
@@ -45,6 +65,11 @@ describe("parseConfig", () => {
     ["a short signing secret", { LINK_SIGNING_KEYS: "k1:short" }, /LINK_SIGNING_KEYS must be a comma-separated list/],
     ["a duplicate kid", { LINK_SIGNING_KEYS: `a:${"x".repeat(32)},a:${"y".repeat(32)}` }, /same kid/],
     ["a bad encryption key", { ENV_ENCRYPTION_KEY: "abc" }, /ENV_ENCRYPTION_KEY must be 32 random bytes/],
+    ["an encryption key list with a short key", { ENV_ENCRYPTION_KEY: `k2:abc,k1:${KEY_B64}` }, /ENV_ENCRYPTION_KEY must be 32 random bytes/],
+    ["an encryption key list with a duplicate kid", { ENV_ENCRYPTION_KEY: `k:${KEY_B64},k:${KEY_B64}` }, /ENV_ENCRYPTION_KEY has two keys with the same kid/],
+    ["an engine address with a path", { RUNTIME_URL: "http://127.0.0.1:2375/v1.41" }, /RUNTIME_URL must be an http\(s\) address/],
+    ["an engine socket path", { RUNTIME_URL: "unix:///var/run/docker.sock" }, /RUNTIME_URL must be an http\(s\) address/],
+    ["an apps domain with a scheme", { APPS_DOMAIN: "https://apps.example.net" }, /APPS_DOMAIN must be a DNS name/],
   ])("stops on %s, naming the variable", (_, override, message) => {
     expect(() => parseConfig({ ...secrets, ...override })).toThrow(ConfigError);
     expect(() => parseConfig({ ...secrets, ...override })).toThrow(message);

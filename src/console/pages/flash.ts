@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { getConfig } from "../../config";
 import type { AppEnv } from "../../http/context";
 import { fromBase64, fromBase64Url, randomBytes, toBase64Url, utf8 } from "../../lib/encoding";
 
@@ -31,12 +32,12 @@ interface Sealed extends Flash {
 
 const keys = new WeakMap<object, Promise<CryptoKey>>();
 
-/** A key for flashes only, derived (HKDF) from ENV_ENCRYPTION_KEY so no key serves two purposes. */
+/** A key for flashes only, derived (HKDF) from the newest ENV_ENCRYPTION_KEY so no key serves two purposes. */
 function flashKey(env: Env): Promise<CryptoKey> {
   let key = keys.get(env);
   if (!key) {
     key = crypto.subtle
-      .importKey("raw", fromBase64(env.ENV_ENCRYPTION_KEY.trim()), "HKDF", false, ["deriveKey"])
+      .importKey("raw", fromBase64(getConfig(env).ENV_ENCRYPTION_KEY[0]!.key), "HKDF", false, ["deriveKey"])
       .then((master) =>
         crypto.subtle.deriveKey(
           { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(0), info: utf8("console-flash-v1") },

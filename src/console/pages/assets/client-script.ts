@@ -1,6 +1,7 @@
 /**
  * The console's only script, served from /console/assets/console.js (CSP `script-src 'self'`).
- * Every page works without it; it adds local-time dates, copy buttons and live export status.
+ * Every page works without it; it adds local-time dates, copy buttons, live export status and
+ * follows a running deploy (status, controls and log) on an app's pages.
  */
 export const CLIENT_SCRIPT = `"use strict";
 (function () {
@@ -68,8 +69,76 @@ export const CLIENT_SCRIPT = `"use strict";
     setTimeout(tick, delay);
   }
 
+  // An app page or deploy log while a deploy runs: poll the app's JSON route (and the log's),
+  // and redraw the page's live part once the deploy's state changes.
+  function liveApp() {
+    var box = document.getElementById("app-live");
+    if (!box || !box.hasAttribute("data-app-src") || box.getAttribute("data-deploying") !== "true") return;
+    var appSrc = box.getAttribute("data-app-src");
+    var logSrc = box.getAttribute("data-log-src");
+    var announce = document.querySelector("[data-app-announce]");
+    var get = function (url) {
+      return fetch(url, { credentials: "same-origin", cache: "no-store" }).then(function (res) {
+        return res.ok ? res : Promise.reject(res.status);
+      });
+    };
+    var stateOf = function (app) {
+      var d = app.latest_deploy;
+      return (d ? d.id + ":" + d.status : "none") + ":" + app.status;
+    };
+    var hideRefresh = function () {
+      box.querySelectorAll("[data-refresh-link]").forEach(function (link) { link.hidden = true; });
+    };
+    var followLog = function () {
+      if (!logSrc) return Promise.resolve();
+      return get(logSrc).then(function (res) { return res.text(); }).then(function (text) {
+        var pre = document.getElementById("deploy-log");
+        if (!pre || !text) return;
+        var atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 8;
+        pre.textContent = text;
+        if (atEnd) pre.scrollTop = pre.scrollHeight;
+      });
+    };
+    var redraw = function (app) {
+      return get(location.pathname).then(function (res) { return res.text(); }).then(function (html) {
+        var next = new DOMParser().parseFromString(html, "text/html").getElementById("app-live");
+        if (!next) return;
+        var focused = document.activeElement && box.contains(document.activeElement) ? document.activeElement.id : "";
+        box.innerHTML = next.innerHTML;
+        ["data-app-state", "data-deploying"].forEach(function (name) { box.setAttribute(name, next.getAttribute(name)); });
+        localDates(box);
+        var pre = document.getElementById("deploy-log");
+        if (pre) pre.scrollTop = pre.scrollHeight;
+        if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
+        if (app.deploy_in_progress) hideRefresh();
+        if (!app.deploy_in_progress && announce) {
+          var d = app.latest_deploy;
+          announce.textContent = d && d.status === "failed" ? "The deploy failed." : "The deploy is live.";
+        }
+      });
+    };
+    var delay = 1000;
+    var tick = function () {
+      get(appSrc).then(function (res) { return res.json(); }).then(function (app) {
+        return followLog().then(function () {
+          return stateOf(app) !== box.getAttribute("data-app-state") ? redraw(app) : undefined;
+        }).then(function () { return app; });
+      }).then(function (app) {
+        if (app.deploy_in_progress) later();
+        else hideRefresh();
+      }, later);
+    };
+    var later = function () {
+      delay = Math.min(delay * 1.2, 5000);
+      setTimeout(tick, delay);
+    };
+    hideRefresh();
+    setTimeout(tick, delay);
+  }
+
   localDates(document);
   copyButtons(document);
   liveExports();
+  liveApp();
 })();
 `;

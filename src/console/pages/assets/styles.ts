@@ -98,4 +98,35 @@ time[title], abbr[title] { text-decoration: underline dotted #9aa3b2; text-under
 .section-head h2 { margin: 0; }
 .meta { display: flex; gap: 24px; flex-wrap: wrap; color: var(--muted); font-size: .92em; margin-bottom: 20px; }
 .danger-zone { border-color: #f5b8b1; }
+/* Apps */
+.badge.app-running, .badge.deploy-live { background: #ecfdf3; border-color: #a6e7c1; color: var(--ok); }
+.badge.deploy-building, .badge.deploy-starting { background: #fff7e6; border-color: #f3c77a; color: var(--warn); }
+.badge.app-failed, .badge.deploy-failed { background: #fef3f2; border-color: #f5b8b1; color: var(--danger); }
+.badge.app-not_deployed, .badge.app-stopped, .badge.deploy-superseded { background: #f2f4f7; border-color: #d0d5dd; color: var(--muted); }
+.title-row { display: flex; align-items: center; gap: 12px; flex-wrap: wrap; margin-bottom: 12px; }
+.title-row h1 { margin: 0; }
+.facts { display: flex; gap: 12px 32px; flex-wrap: wrap; margin: 0 0 20px; }
+.facts dt { color: var(--muted); font-size: .85em; font-weight: 600; text-transform: uppercase; letter-spacing: .3px; }
+.facts dd { margin: 2px 0 0; }
+.form-card { max-width: 600px; }
+.label { display: block; font-weight: 600; margin-bottom: 4px; }
+.fixed-value { margin: 0; }
+select { padding: 8px 10px; border: 1px solid #b8c0cc; border-radius: 6px; font: inherit; background: #fff; color: inherit; max-width: 100%; }
+fieldset.plans { border: none; padding: 0; margin: 0 0 20px; }
+fieldset.plans legend { font-weight: 600; margin-bottom: 6px; padding: 0; }
+.plan-option { display: flex; gap: 10px; align-items: baseline; font-weight: 400; border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; margin: 0 0 8px; cursor: pointer; }
+.plan-option:has(input:checked) { border-color: var(--accent); background: #f3f6fd; }
+.controls { display: flex; gap: 8px; flex-wrap: wrap; margin-bottom: 8px; }
+.controls form { margin: 0; }
+button[disabled] { cursor: default; filter: none; opacity: .7; }
+.plan-form { margin-top: 16px; padding-top: 16px; border-top: 1px solid var(--line); }
+.plan-form .field { flex: 0 1 auto; }
+.failure-panel { background: #fef3f2; border: 1px solid #f5b8b1; border-left: 5px solid var(--danger); border-radius: var(--radius); padding: 16px 20px; margin: 0 0 20px; color: #7a1a12; }
+.failure-panel h2 { color: var(--danger); margin-bottom: 6px; }
+.failure-panel p { margin: 6px 0 0; }
+.failure-panel .failure-message { white-space: pre-line; color: var(--ink); }
+.failure-panel a { color: var(--danger); font-weight: 600; }
+pre.log { background: #0f172a; color: #e2e8f0; border-radius: 6px; padding: 14px 16px; margin: 0; max-height: 70vh; overflow: auto; white-space: pre-wrap; word-break: break-word;
+  font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .84em; line-height: 1.45; }
+pre.log:focus-visible { outline-color: #93b4ff; }
 `;

@@ -1,0 +1,289 @@
+import { DurableObject } from "cloudflare:workers";
+import { and, eq } from "drizzle-orm";
+import { getConfig } from "../config";
+import { database } from "../db/client";
+import { apps, deploys } from "../db/schema";
+import { describeError, log } from "../http/log";
+import { runtimeFromUrl } from "../runtime";
+import type { Instance } from "../runtime/types";
+import { type Control, type ControlDecision, type InFlight, decideControl } from "./controls";
+import { deleteAppLogs } from "./deploy-log";
+import { launchInstance } from "./launch";
+import type { DeployJobMessage } from "./messages";
+import type { PlanId } from "./plans";
+import { type AppRow, getApp } from "./store";
+
+/** A deploy that has not reported back by then is marked failed (its job crashed or was lost). */
+export const DEPLOY_DEADLINE_MS = 30 * 60 * 1000;
+/** How long the old instance keeps serving requests already sent to it after a switch. */
+export const DRAIN_MS = 2000;
+
+type Refusal = Extract<ControlDecision, { outcome: "refused" }> | { outcome: "refused"; code: "ENGINE_UNAVAILABLE" | "LAUNCH_FAILED"; message: string };
+export type ControlResult = { outcome: "done" } | Refusal;
+export type DeployResult = { outcome: "started" | "already_deploying"; deployId: string } | Refusal;
+
+interface InFlightRecord {
+  kind: Control;
+  deployId?: string;
+  since: number;
+}
+
+const NO_ENGINE: Refusal = {
+  outcome: "refused",
+  code: "ENGINE_UNAVAILABLE",
+  message: "No container engine is configured. Set RUNTIME_URL to the Docker Engine API address (npm start does this when Docker runs on the machine).",
+};
+
+/**
+ * One per app (named by the app id): the one place where changes to an app are serialised. It
+ * keeps what is in flight in its own storage, read and written with the synchronous API so that
+ * no other call can slip in between the decision and the mark. D1 stays the record of the app.
+ */
+export class AppController extends DurableObject<Env> {
+  #inFlight(): InFlightRecord | null {
+    return this.ctx.storage.kv.get<InFlightRecord>("in_flight") ?? null;
+  }
+
+  #clear(deployId?: string): void {
+    const current = this.#inFlight();
+    if (current && (deployId === undefined || current.deployId === deployId)) this.ctx.storage.kv.delete("in_flight");
+  }
+
+  /** What is in flight now, for the console (the deploy button's label). */
+  inFlight(): InFlight {
+    const current = this.#inFlight();
+    return current ? { kind: current.kind, deployId: current.deployId } : null;
+  }
+
+  /**
+   * Runs one control: refuses it while another change is in flight or when the app's state does
+   * not allow it (SPEC.md, App controls), else marks it in flight and runs it. The mark is made
+   * before the app is read from D1, so a second press arriving meanwhile is refused.
+   */
+  async #control<T>(control: Control, appId: string, now: number, run: (app: AppRow) => Promise<T>, options: { deployId?: string; keepMark?: boolean } = {}): Promise<T | Refusal | Extract<ControlDecision, { outcome: "already_deploying" }>> {
+    const current = this.#inFlight();
+    if (current) {
+      const decision = decideControl(control, "not_deployed", current);
+      if (decision.outcome !== "go") return decision;
+    }
+    this.ctx.storage.kv.put<InFlightRecord>("in_flight", { kind: control, deployId: options.deployId, since: now });
+    let keep = false;
+    try {
+      const app = await getApp(this.env, appId);
+      if (!app) throw new Error(`app ${appId} has no record`);
+      const decision = decideControl(control, app.status, null);
+      if (decision.outcome !== "go") return decision;
+      const result = await run(app);
+      keep = options.keepMark === true;
+      return result;
+    } finally {
+      if (!keep) this.#clear();
+    }
+  }
+
+  /**
+   * Deploy / Redeploy: records the deploy and queues its job; the mark stays until the job
+   * reports back (completeDeploy / failDeploy) or the deadline alarm fires.
+   */
+  async deploy(input: { appId: string; deployId: string; now: number }): Promise<DeployResult> {
+    const result = await this.#control(
+      "deploy",
+      input.appId,
+      input.now,
+      async (app) => {
+        const db = database(this.env);
+        await db.batch([
+          db.insert(deploys).values({ id: input.deployId, appId: app.id, status: "building", startedAt: input.now }),
+          db.update(apps).set({ firstDeployAt: app.firstDeployAt ?? input.now }).where(eq(apps.id, app.id)),
+        ]);
+        await this.env.DEPLOY_JOBS.send({ appId: app.id, deployId: input.deployId } satisfies DeployJobMessage);
+        await this.ctx.storage.setAlarm(input.now + DEPLOY_DEADLINE_MS);
+        return { outcome: "started" as const, deployId: input.deployId };
+      },
+      { deployId: input.deployId, keepMark: true },
+    );
+    return result;
+  }
+
+  /**
+   * The deploy job's new instance answered: switch traffic to it in one D1 batch (the deploy
+   * live, the one before superseded, the app running on the new instance). Returns the instance
+   * that served before, for the job to stop once it has drained; null when the deploy is no
+   * longer the one in flight (it was already marked failed).
+   */
+  async completeDeploy(input: { deployId: string; instance: Instance; now: number }): Promise<{ previous: { instanceId: string | null; image: string | null } } | null> {
+    const current = this.#inFlight();
+    if (current?.kind !== "deploy" || current.deployId !== input.deployId) return null;
+    const db = database(this.env);
+    const deploy = await db.select().from(deploys).where(eq(deploys.id, input.deployId)).get();
+    const app = deploy && (await getApp(this.env, deploy.appId));
+    if (!deploy || !app) {
+      this.#clear(input.deployId);
+      return null;
+    }
+    const statements = [
+      db.update(deploys).set({ status: "live", finishedAt: input.now, instanceId: input.instance.id }).where(eq(deploys.id, deploy.id)),
+      db
+        .update(apps)
+        .set({
+          status: "running",
+          instanceId: input.instance.id,
+          instanceUrl: input.instance.url,
+          image: deploy.image,
+          liveDeployId: deploy.id,
+          port: deploy.port,
+          portSource: deploy.portSource,
+          portReason: deploy.portReason,
+        })
+        .where(eq(apps.id, app.id)),
+    ] as const;
+    await db.batch(
+      app.liveDeployId
+        ? [...statements, db.update(deploys).set({ status: "superseded" }).where(and(eq(deploys.id, app.liveDeployId), eq(deploys.status, "live")))]
+        : statements,
+    );
+    this.#clear(input.deployId);
+    await this.ctx.storage.deleteAlarm();
+    return { previous: { instanceId: app.instanceId, image: app.image } };
+  }
+
+  /** The deploy failed: recorded with its interpretation; a never-started app becomes `failed`. */
+  async failDeploy(input: { deployId: string; failure: { kind: string; message: string }; now: number }): Promise<void> {
+    const db = database(this.env);
+    const deploy = await db.select().from(deploys).where(eq(deploys.id, input.deployId)).get();
+    if (deploy && (deploy.status === "building" || deploy.status === "starting")) {
+      await db.batch([
+        db.update(deploys).set({ status: "failed", finishedAt: input.now, failure: input.failure }).where(eq(deploys.id, deploy.id)),
+        db.update(apps).set({ status: "failed" }).where(and(eq(apps.id, deploy.appId), eq(apps.status, "not_deployed"))),
+      ]);
+    }
+    this.#clear(input.deployId);
+    if (!this.#inFlight()) await this.ctx.storage.deleteAlarm();
+  }
+
+  /** A deploy that never reported back is failed, so the app is never left `Deploying…`. */
+  override async alarm(): Promise<void> {
+    const current = this.#inFlight();
+    if (current?.kind !== "deploy" || !current.deployId) return;
+    const now = Date.now();
+    if (now < current.since + DEPLOY_DEADLINE_MS) {
+      await this.ctx.storage.setAlarm(current.since + DEPLOY_DEADLINE_MS);
+      return;
+    }
+    log("warn", "deploy passed its deadline; marked failed", { deploy_id: current.deployId });
+    await this.failDeploy({
+      deployId: current.deployId,
+      failure: { kind: "interrupted", message: "The deploy did not finish in time and was stopped. Deploy again." },
+      now,
+    });
+  }
+
+  /** Stop: the app goes offline, settings kept. */
+  stop(input: { appId: string; now: number }): Promise<ControlResult> {
+    return this.#engineControl("stop", input, async (app, runtime) => {
+      if (app.instanceId) await runtime.stop(app.instanceId);
+      await database(this.env).update(apps).set({ status: "stopped" }).where(eq(apps.id, app.id));
+      return { outcome: "done" };
+    });
+  }
+
+  /** Start: the app returns on its current plan, as a new instance of the same image. */
+  start(input: { appId: string; now: number }): Promise<ControlResult> {
+    return this.#engineControl("start", input, async (app, runtime) => {
+      const launched = await this.#launch(app, runtime, app.plan as PlanId);
+      if (!launched.ok) return launched.refusal;
+      await database(this.env)
+        .update(apps)
+        .set({ status: "running", instanceId: launched.instance.id, instanceUrl: launched.instance.url })
+        .where(eq(apps.id, app.id));
+      if (app.instanceId) await runtime.remove(app.instanceId).catch(() => undefined);
+      return { outcome: "done" };
+    });
+  }
+
+  /** Restart: the same instance restarted in place, no rebuild. */
+  restart(input: { appId: string; now: number }): Promise<ControlResult> {
+    return this.#engineControl("restart", input, async (app, runtime) => {
+      if (!app.instanceId) return { outcome: "refused", code: "INVALID_STATE", message: "The app has no instance to restart." };
+      const instance = await runtime.restart(app.instanceId);
+      await database(this.env).update(apps).set({ instanceUrl: instance.url }).where(eq(apps.id, app.id));
+      return { outcome: "done" };
+    });
+  }
+
+  /**
+   * Change plan: a running app moves to a new instance with the plan's limits (traffic switches
+   * once it answers; the old one stops after draining); a stopped or undeployed app only records
+   * the plan, applied at its next start or deploy.
+   */
+  changePlan(input: { appId: string; plan: PlanId; now: number }): Promise<ControlResult> {
+    return this.#control("plan", input.appId, input.now, async (app): Promise<ControlResult> => {
+      const db = database(this.env);
+      if (app.status !== "running" || !app.image) {
+        await db.update(apps).set({ plan: input.plan }).where(eq(apps.id, app.id));
+        return { outcome: "done" };
+      }
+      const runtime = runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
+      if (!runtime) return NO_ENGINE;
+      const launched = await this.#launch(app, runtime, input.plan);
+      if (!launched.ok) return launched.refusal;
+      await db
+        .update(apps)
+        .set({ plan: input.plan, instanceId: launched.instance.id, instanceUrl: launched.instance.url })
+        .where(eq(apps.id, app.id));
+      if (app.instanceId) await this.#retire(runtime, app.instanceId);
+      return { outcome: "done" };
+    }) as Promise<ControlResult>;
+  }
+
+  /** Delete: instance, images, logs and record removed; cannot be undone. */
+  async delete(input: { appId: string; now: number }): Promise<ControlResult> {
+    const result = (await this.#control("delete", input.appId, input.now, async (app): Promise<ControlResult> => {
+      const runtime = runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
+      const db = database(this.env);
+      const images = await db.select({ image: deploys.image, instanceId: deploys.instanceId }).from(deploys).where(eq(deploys.appId, app.id));
+      if (runtime) {
+        for (const id of new Set([app.instanceId, ...images.map((d) => d.instanceId)])) if (id) await runtime.remove(id);
+        for (const image of new Set([app.image, ...images.map((d) => d.image)])) if (image) await runtime.removeImage(image);
+      }
+      await deleteAppLogs(this.env.LOGS, app.id);
+      await db.delete(apps).where(eq(apps.id, app.id));
+      return { outcome: "done" };
+    })) as ControlResult;
+    if (result.outcome === "done") await this.ctx.storage.deleteAll();
+    return result;
+  }
+
+  #engineControl(control: "stop" | "start" | "restart", input: { appId: string; now: number }, run: (app: AppRow, runtime: NonNullable<ReturnType<typeof runtimeFromUrl>>) => Promise<ControlResult>): Promise<ControlResult> {
+    return this.#control(control, input.appId, input.now, async (app) => {
+      const runtime = runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
+      if (!runtime) return NO_ENGINE;
+      return run(app, runtime);
+    }) as Promise<ControlResult>;
+  }
+
+  async #launch(app: AppRow, runtime: NonNullable<ReturnType<typeof runtimeFromUrl>>, plan: PlanId): Promise<{ ok: true; instance: Instance } | { ok: false; refusal: Refusal }> {
+    if (!app.image || app.port === null || !app.liveDeployId) {
+      return { ok: false, refusal: { outcome: "refused", code: "INVALID_STATE", message: "The app has no built image yet. Deploy it first." } };
+    }
+    const launched = await launchInstance(
+      runtime,
+      { appId: app.id, image: app.image, port: app.port, portReason: app.portReason ?? "", plan, env: {}, deployId: app.liveDeployId },
+      { probeTimeoutSeconds: getConfig(this.env).PROBE_TIMEOUT_SECONDS },
+    );
+    if (launched.ok) return launched;
+    log("warn", "instance launch failed", { app_id: app.id, kind: launched.kind });
+    return { ok: false, refusal: { outcome: "refused", code: "LAUNCH_FAILED", message: launched.message } };
+  }
+
+  /** Stops and removes an instance that no longer serves, after requests already sent to it end. */
+  async #retire(runtime: NonNullable<ReturnType<typeof runtimeFromUrl>>, instanceId: string): Promise<void> {
+    await new Promise((r) => setTimeout(r, DRAIN_MS));
+    await runtime.remove(instanceId).catch((err: unknown) => log("warn", "old instance not removed", { instance_id: instanceId, ...describeError(err) }));
+  }
+}
+
+/** The controller of an app. */
+export function appController(env: Env, appId: string) {
+  return env.APP.get(env.APP.idFromName(appId));
+}

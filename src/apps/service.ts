@@ -1,0 +1,65 @@
+import type { z } from "zod";
+import { generatedSubdomain } from "./contract/subdomain";
+import type { AppSettingsRequest, NewAppRequest } from "./settings";
+import { type AppRow, getApp, insertApp, isSubdomainTaken, updateAppSettings } from "./store";
+
+/**
+ * Creating an app and changing its settings, shared by the console's JSON routes and its pages:
+ * the checks that need the records (a subdomain in use, a subdomain fixed by the first deploy).
+ * The shape of each field is checked before, by the zod requests in settings.ts.
+ */
+
+/** SPEC.md Limits, Subdomain: unique across the service. */
+export const SUBDOMAIN_TAKEN = "This subdomain is already in use. Choose another.";
+/** SPEC.md Limits, Subdomain: changeable until the first deploy. */
+export const SUBDOMAIN_FIXED = "The subdomain can only be changed until the first deploy.";
+
+/** The app as saved, or the field that was refused and why. */
+export type SettingsOutcome = { ok: true; app: AppRow } | { ok: false; field: "subdomain"; message: string };
+
+/** Creates an app (not deployed; the first deploy starts only when Deploy is pressed). */
+export async function createApp(env: Env, input: NewAppRequest & { accountId: string; id: string; now: number }): Promise<SettingsOutcome> {
+  const subdomain = input.subdomain ?? generatedSubdomain(input.id);
+  if (await isSubdomainTaken(env, subdomain)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
+  try {
+    const app = await insertApp(env, {
+      id: input.id,
+      accountId: input.accountId,
+      name: input.name,
+      repository: input.repository,
+      branch: input.branch,
+      rootDirectory: input.root_directory,
+      dockerfilePath: input.dockerfile_path,
+      subdomain,
+      plan: input.plan,
+      createdAt: input.now,
+    });
+    return { ok: true, app };
+  } catch (err) {
+    // Two creates racing for one subdomain: the unique index decides.
+    if (err instanceof Error && /UNIQUE/i.test(err.message)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
+    throw err;
+  }
+}
+
+/**
+ * Saves the settings given (an absent field stays as it is). A new subdomain is refused after the
+ * first deploy and when another app has it; blank gives the generated one back.
+ */
+export async function changeAppSettings(env: Env, app: AppRow, input: z.output<typeof AppSettingsRequest>): Promise<SettingsOutcome> {
+  let subdomain = input.subdomain;
+  if (subdomain !== undefined && subdomain !== app.subdomain) {
+    if (app.firstDeployAt !== null) return { ok: false, field: "subdomain", message: SUBDOMAIN_FIXED };
+    subdomain = subdomain || generatedSubdomain(app.id);
+    if (await isSubdomainTaken(env, subdomain, app.id)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
+  }
+  await updateAppSettings(env, app.id, {
+    name: input.name,
+    repository: input.repository,
+    branch: input.branch,
+    rootDirectory: input.root_directory,
+    dockerfilePath: input.dockerfile_path,
+    subdomain,
+  });
+  return { ok: true, app: (await getApp(env, app.id))! };
+}

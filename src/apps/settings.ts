@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { normalizeRepository, branchProblem, repositoryProblem } from "../source/forge";
+import { DEFAULT_DOCKERFILE, normalizeRepoPath } from "./contract/build-file";
+import { subdomainProblem } from "./contract/subdomain";
+import { DEFAULT_PLAN, PLAN_IDS } from "./plans";
+
+/**
+ * The settings of an app as the console sends them, checked with the contract's rules; each
+ * refusal names its field (`subdomain: A subdomain is 3 to 63 characters long.`).
+ */
+
+const rule = (problem: (value: string) => string | null) => (value: string, ctx: z.RefinementCtx) => {
+  const message = problem(value);
+  if (message) ctx.addIssue({ code: "custom", message });
+};
+
+const path = (label: string, within: string, fallback: string) =>
+  z
+    .string()
+    .max(255, `${label} is longer than 255 characters.`)
+    .transform((value, ctx) => {
+      const result = normalizeRepoPath(value, label, within);
+      if (!result.ok) {
+        ctx.addIssue({ code: "custom", message: result.message });
+        return z.NEVER;
+      }
+      return result.path || fallback;
+    });
+
+const fields = {
+  name: z.string({ message: "Give the app a name." }).trim().min(1, "Give the app a name.").max(64, "Use at most 64 characters for the app name."),
+  repository: z
+    .string({ message: "Give the repository's address." })
+    .trim()
+    .max(500, "The repository address is longer than 500 characters.")
+    .superRefine(rule(repositoryProblem))
+    .transform(normalizeRepository),
+  branch: z.string().trim().max(255, "The branch name is longer than 255 characters.").superRefine(rule((b) => (b === "" ? null : branchProblem(b)))),
+  root_directory: path("Root directory", "the repository", ""),
+  dockerfile_path: path("Dockerfile path", "the root directory", DEFAULT_DOCKERFILE),
+  /** Blank: a generated hostname derived from the app id. */
+  subdomain: z.string().trim().max(63, "A subdomain is 3 to 63 characters long.").superRefine(rule((s) => (s === "" ? null : subdomainProblem(s)))),
+  plan: z.enum(PLAN_IDS, { message: `Choose a plan: ${PLAN_IDS.join(", ")}.` }),
+};
+
+export const NewAppRequest = z.object({
+  name: fields.name,
+  repository: fields.repository,
+  branch: fields.branch.optional().transform((b) => b || "main"),
+  root_directory: fields.root_directory.default(""),
+  dockerfile_path: fields.dockerfile_path.default(DEFAULT_DOCKERFILE),
+  subdomain: fields.subdomain.optional().transform((s) => s || null),
+  plan: fields.plan.default(DEFAULT_PLAN),
+});
+export type NewAppRequest = z.output<typeof NewAppRequest>;
+
+/** PATCH: an absent field stays as it is. */
+export const AppSettingsRequest = z.object({
+  name: fields.name.optional(),
+  repository: fields.repository.optional(),
+  branch: fields.branch.transform((b) => b || "main").optional(),
+  root_directory: fields.root_directory.optional(),
+  dockerfile_path: fields.dockerfile_path.optional(),
+  subdomain: fields.subdomain.optional(),
+});
+
+export const PlanRequest = z.object({ plan: fields.plan });

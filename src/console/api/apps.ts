@@ -1,0 +1,93 @@
+import { type Context, Hono } from "hono";
+import { appController } from "../../apps/app-controller";
+import { deployLogKey } from "../../apps/deploy-log";
+import { changeAppSettings, createApp } from "../../apps/service";
+import { AppSettingsRequest, NewAppRequest, PlanRequest } from "../../apps/settings";
+import {
+  type AppRow,
+  getDeploy,
+  getOwnedApp,
+  latestDeploy,
+  listApps,
+  listDeploys,
+  viewApp,
+  viewDeploy,
+} from "../../apps/store";
+import type { AppEnv } from "../../http/context";
+import { ApiError, type ErrorCode, invalid, notFound } from "../../http/errors";
+import { readJson } from "../../http/validate";
+
+async function view(c: Context<AppEnv>, row: AppRow) {
+  return viewApp(row, await latestDeploy(c.env, row.id), c.get("config").APPS_DOMAIN, c.req.url);
+}
+
+/** A refusal from the controller, as the envelope. */
+function refused(result: { code: string; message: string }): never {
+  throw new ApiError(result.code as ErrorCode, result.message);
+}
+
+/** Runs a control through the app's controller and answers with the app as it is afterwards. */
+async function control(c: Context<AppEnv>, run: (app: AppRow, now: number) => Promise<{ outcome: string; code?: string; message?: string }>) {
+  const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
+  const result = await run(app, c.get("deps").now());
+  if (result.outcome === "refused") refused(result as { code: string; message: string });
+  return c.json(await view(c, await getOwnedApp(c.env, c.get("accountId")!, app.id)));
+}
+
+/**
+ * The console's JSON routes for apps (`/console/api/apps`). Every change to an app goes through
+ * its AppController; these routes check ownership (another account's app answers 404 like a
+ * missing one) and shape the replies.
+ */
+export const appRoutes = new Hono<AppEnv>()
+  .get("/", async (c) => {
+    const rows = await listApps(c.env, c.get("accountId")!);
+    return c.json({ apps: await Promise.all(rows.map((row) => view(c, row))) });
+  })
+  .post("/", async (c) => {
+    const input = await readJson(c, NewAppRequest);
+    const { now, uuid } = c.get("deps");
+    const created = await createApp(c.env, { ...input, accountId: c.get("accountId")!, id: uuid(), now: now() });
+    if (!created.ok) throw invalid(`${created.field}: ${created.message}`);
+    return c.json(await view(c, created.app), 201);
+  })
+  .get("/:id", async (c) => c.json(await view(c, await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")))))
+  .patch("/:id", async (c) => {
+    const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
+    const input = await readJson(c, AppSettingsRequest);
+    const saved = await changeAppSettings(c.env, app, input);
+    if (!saved.ok) throw invalid(`${saved.field}: ${saved.message}`);
+    return c.json(await view(c, await getOwnedApp(c.env, c.get("accountId")!, app.id)));
+  })
+  .delete("/:id", async (c) => {
+    const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
+    const result = await appController(c.env, app.id).delete({ appId: app.id, now: c.get("deps").now() });
+    if (result.outcome === "refused") refused(result);
+    return c.json({ success: true });
+  })
+  .post("/:id/deploy", async (c) => {
+    const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
+    const { now, uuid } = c.get("deps");
+    const result = await appController(c.env, app.id).deploy({ appId: app.id, deployId: uuid(), now: now() });
+    if (result.outcome === "refused") refused(result);
+    const deploy = await getDeploy(c.env, app.id, result.deployId);
+    return c.json({ deploy: deploy ? viewDeploy(deploy) : { id: result.deployId, status: "building" } }, 202);
+  })
+  .post("/:id/stop", (c) => control(c, (app, now) => appController(c.env, app.id).stop({ appId: app.id, now })))
+  .post("/:id/start", (c) => control(c, (app, now) => appController(c.env, app.id).start({ appId: app.id, now })))
+  .post("/:id/restart", (c) => control(c, (app, now) => appController(c.env, app.id).restart({ appId: app.id, now })))
+  .post("/:id/plan", async (c) => {
+    const { plan } = await readJson(c, PlanRequest);
+    return control(c, (app, now) => appController(c.env, app.id).changePlan({ appId: app.id, plan, now }));
+  })
+  .get("/:id/deploys", async (c) => {
+    const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
+    return c.json({ deploys: (await listDeploys(c.env, app.id)).map(viewDeploy) });
+  })
+  .get("/:id/deploys/:deployId/log", async (c) => {
+    const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
+    const deploy = await getDeploy(c.env, app.id, c.req.param("deployId"));
+    if (!deploy) throw notFound("No deploy with this id exists for this app.");
+    const object = await c.env.LOGS.get(deployLogKey(app.id, deploy.id));
+    return c.body(object ? object.body : "", 200, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
+  });

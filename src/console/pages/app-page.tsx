@@ -1,0 +1,126 @@
+import type { AppView, DeployView } from "../../apps/store";
+import { AppStatusBadge, type SettingsValues, SettingsFields, planLabel } from "./app-components";
+import { ControlsCard } from "./app-controls";
+import { Csrf, DateTime } from "./components";
+import { DeployHistory, FailurePanel, liveState } from "./deploy-panel";
+import type { Flash } from "./flash";
+import type { FieldErrors } from "./forms";
+import { Layout, type Viewer } from "./layout";
+
+/** Everything the app page shows. */
+export interface AppPageProps {
+  viewer: Viewer;
+  app: AppView;
+  deploys: DeployView[];
+  /** Set once the app has been deployed: the subdomain can no longer change. */
+  subdomainFixed: boolean;
+  appsDomain: string;
+  flash?: Flash | null;
+  /** The settings form as typed, when it is shown again with errors. */
+  values?: Record<string, string>;
+  errors?: FieldErrors;
+}
+
+/** The port the app is probed on and why (SPEC.md deployment contract 2), once a build told it. */
+function ProbedPort(props: { app: AppView }) {
+  const { app } = props;
+  const port = app.port ?? app.latest_deploy?.port ?? null;
+  const reason = app.port !== null ? app.port_reason : app.latest_deploy?.port_reason;
+  if (port === null) return <span class="muted">read from the Dockerfile at the first deploy</span>;
+  return (
+    <span>
+      <strong>{port}</strong> <span class="muted">({reason})</span>
+    </span>
+  );
+}
+
+function settingsOf(app: AppView): SettingsValues {
+  return {
+    name: app.name,
+    repository: app.repository,
+    branch: app.branch,
+    root_directory: app.root_directory,
+    dockerfile_path: app.dockerfile_path,
+    subdomain: app.subdomain,
+  };
+}
+
+/**
+ * An app's page: status, address, probed port, the red panel of a failed last deploy, the
+ * controls, the deploys with their logs, the settings and Delete. The part above the settings is
+ * redrawn by the console script while a deploy runs (the settings form is left alone, so typing
+ * is never lost).
+ */
+export function AppPage(props: AppPageProps) {
+  const { app, viewer } = props;
+  const latest = app.latest_deploy;
+  return (
+    <Layout title={app.name} viewer={viewer} section="apps" flash={props.flash}>
+      <div
+        id="app-live"
+        data-app-src={`/console/api/apps/${app.id}`}
+        data-app-state={liveState(app)}
+        data-deploying={app.deploy_in_progress ? "true" : "false"}
+      >
+        <p class="crumbs">
+          <a href="/console/apps">Apps</a> / {app.name}
+        </p>
+        <div class="title-row">
+          <h1>{app.name}</h1>
+          <AppStatusBadge status={app.status} />
+        </div>
+        <dl class="facts">
+          <div>
+            <dt>Address</dt>
+            <dd>
+              <a href={app.url} rel="noopener noreferrer" data-app-url="">
+                {app.hostname}
+              </a>
+            </dd>
+          </div>
+          <div>
+            <dt>Probed port</dt>
+            <dd>
+              <ProbedPort app={app} />
+            </dd>
+          </div>
+          <div>
+            <dt>Plan</dt>
+            <dd>{planLabel(app.plan)}</dd>
+          </div>
+          <div>
+            <dt>Created</dt>
+            <dd>
+              <DateTime iso={app.created_at} locale={viewer.locale} />
+            </dd>
+          </div>
+        </dl>
+        {latest?.status === "failed" && <FailurePanel appId={app.id} deploy={latest} stillServing={app.status === "running"} />}
+        <ControlsCard app={app} csrfToken={viewer.csrfToken} />
+        <DeployHistory appId={app.id} deploys={props.deploys} locale={viewer.locale} />
+      </div>
+      <p class="visually-hidden" role="status" data-app-announce=""></p>
+      <section class="card" id="settings" aria-labelledby="settings-heading">
+        <h2 id="settings-heading">Settings</h2>
+        <p class="lead">The name changes at once; the source settings are used from the next deploy.</p>
+        <form method="post" action={`/console/apps/${app.id}/settings`} class="form-card" novalidate>
+          <Csrf token={viewer.csrfToken} />
+          <SettingsFields
+            values={{ ...settingsOf(app), ...props.values }}
+            errors={props.errors}
+            subdomainFixed={props.subdomainFixed}
+            appsDomain={props.appsDomain}
+          />
+          <button type="submit">Save settings</button>
+        </form>
+      </section>
+      <section class="card danger-zone" aria-labelledby="delete-heading">
+        <h2 id="delete-heading">Delete this app</h2>
+        <p>Its instance, images, deploy logs and settings are removed, and its address stops answering.</p>
+        <a class="button danger" href={`/console/apps/${app.id}/delete`}>
+          Delete
+        </a>
+      </section>
+    </Layout>
+  );
+}

@@ -1,0 +1,46 @@
+import { asc, eq } from "drizzle-orm";
+import { getConfig } from "../config";
+import { database } from "../db/client";
+import { appEnvVars, apps } from "../db/schema";
+import { openValue, sealValue } from "./crypto";
+import type { EnvVariable } from "./rules";
+
+/** An app's variable set as saved: its version and the clear values (in memory only). */
+export interface EnvSet {
+  version: number;
+  variables: EnvVariable[];
+}
+
+/** The app's variables, decrypted, in editor order; null when the app has no record. */
+export async function readEnv(env: Env, appId: string): Promise<EnvSet | null> {
+  const db = database(env);
+  const [app, rows] = await db.batch([
+    db.select({ version: apps.envVersion }).from(apps).where(eq(apps.id, appId)),
+    db.select().from(appEnvVars).where(eq(appEnvVars.appId, appId)).orderBy(asc(appEnvVars.position)),
+  ]);
+  if (!app[0]) return null;
+  const keys = getConfig(env).ENV_ENCRYPTION_KEY;
+  const variables = await Promise.all(rows.map(async (row) => ({ key: row.key, value: await openValue(keys, { appId, key: row.key }, row) })));
+  return { version: app[0].version, variables };
+}
+
+/** The variables as a launch needs them: the version and a key-to-value record. */
+export async function launchEnv(env: Env, appId: string): Promise<{ version: number; env: Record<string, string> }> {
+  const set = await readEnv(env, appId);
+  return { version: set?.version ?? 0, env: Object.fromEntries((set?.variables ?? []).map((v) => [v.key, v.value])) };
+}
+
+/**
+ * Replaces the app's set with `variables` (sealed one by one) and makes it `version`, in one batch.
+ * The AppController calls it with the change mark held, so no other save runs meanwhile.
+ */
+export async function writeEnv(env: Env, appId: string, version: number, variables: readonly EnvVariable[]): Promise<void> {
+  const keys = getConfig(env).ENV_ENCRYPTION_KEY;
+  const sealed = await Promise.all(variables.map((v) => sealValue(keys, { appId, key: v.key }, v.value)));
+  const db = database(env);
+  await db.batch([
+    db.delete(appEnvVars).where(eq(appEnvVars.appId, appId)),
+    ...variables.map((v, position) => db.insert(appEnvVars).values({ appId, key: v.key, position, ...sealed[position]! })),
+    db.update(apps).set({ envVersion: version }).where(eq(apps.id, appId)),
+  ]);
+}

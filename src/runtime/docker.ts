@@ -1,0 +1,226 @@
+/**
+ * `ContainerRuntime` on the Docker Engine HTTP API (legacy JSON-lines builder, one container per
+ * instance, the app's port published on a random host port). Runs in workerd and in Node.
+ */
+import { DockerEngineClient, engineMessage } from "./docker-client";
+import { BuildProgress, JsonLinesDecoder, demultiplexLogs } from "./docker-stream";
+import {
+  type BuildOutcome,
+  type BuildSpec,
+  type ContainerRuntime,
+  type Instance,
+  type InstanceSpec,
+  type InstanceState,
+  InstanceExitedError,
+  RuntimeUnavailableError,
+} from "./types";
+
+export interface DockerRuntimeOptions {
+  /** Docker Engine API base, e.g. `http://127.0.0.1:2375`. */
+  url: string;
+  fetch?: typeof fetch;
+  /** Host on which published ports are reached; default the hostname of `url`. */
+  publishHost?: string;
+  /** Grace period before stop and restart kill the process; Docker's own default is 10 s. */
+  stopTimeoutSeconds?: number;
+}
+
+/** The subset of `GET /containers/{id}/json` read here. */
+interface ContainerJson {
+  Id: string;
+  State?: { Running?: boolean; ExitCode?: number };
+  Config?: { Image?: string };
+  NetworkSettings?: { Ports?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null };
+}
+
+/** The Docker Engine adapter; every method maps to one or two engine calls. */
+export class DockerRuntime implements ContainerRuntime {
+  private readonly client: DockerEngineClient;
+  private readonly publishHost: string;
+  private readonly stopTimeout: string;
+
+  constructor(options: DockerRuntimeOptions) {
+    this.client = new DockerEngineClient(options.url, options.fetch);
+    this.publishHost = options.publishHost ?? new URL(options.url).hostname;
+    this.stopTimeout = String(options.stopTimeoutSeconds ?? 10);
+  }
+
+  async ping(): Promise<{ apiVersion: string }> {
+    return { apiVersion: await this.client.ping() };
+  }
+
+  async build(spec: BuildSpec): Promise<BuildOutcome> {
+    const res = await this.client.request("POST", "/build", {
+      query: { t: spec.tag, dockerfile: spec.dockerfile, rm: "1", forcerm: "1" },
+      stream: spec.context,
+      contentType: "application/x-tar",
+      // Docker answers 400 (Dockerfile parse error) and 500 (`Cannot locate specified
+      // Dockerfile`) for problems in the app's context: those are build outcomes, not outages.
+      accept: [400, 500],
+      untimed: true,
+    });
+    if (!res.ok) {
+      const error = await engineMessage(res);
+      await spec.onOutput?.(`${error}\n`);
+      return { ok: false, error };
+    }
+    const progress = await followBuild(res, spec.onOutput);
+    if (progress.error !== undefined) {
+      return { ok: false, error: progress.error, ...(progress.lastStep ? { failedStep: progress.lastStep } : {}) };
+    }
+    if (!progress.imageId) throw new RuntimeUnavailableError("The container engine ended the build without a result.");
+    return { ok: true, image: spec.tag };
+  }
+
+  async start(spec: InstanceSpec): Promise<Instance> {
+    const portKey = `${spec.port}/tcp`;
+    const created = await this.client.json<{ Id: string }>("POST", "/containers/create", {
+      query: { name: spec.name },
+      json: {
+        Image: spec.image,
+        // Exactly the app's variables: the deployment contract sets no PORT.
+        Env: Object.entries(spec.env).map(([key, value]) => `${key}=${value}`),
+        Labels: spec.labels,
+        ExposedPorts: { [portKey]: {} },
+        HostConfig: {
+          // HostPort "" lets the engine pick a free port; reading it back gives the URL.
+          PortBindings: { [portKey]: [{ HostIp: this.bindAddress(), HostPort: "" }] },
+          Memory: spec.limits.memoryBytes,
+          // Equal to Memory: no swap on top of the plan's memory.
+          MemorySwap: spec.limits.memoryBytes,
+          NanoCpus: Math.round(spec.limits.cpus * 1e9),
+        },
+      },
+    });
+    const id = created.body.Id;
+    try {
+      await this.drain(this.client.request("POST", `/containers/${seg(id)}/start`, { accept: [304] }));
+    } catch (error) {
+      // A container that never started would keep its name taken; the caller cannot retry otherwise.
+      await this.remove(id).catch(() => undefined);
+      throw error;
+    }
+    return this.running(id);
+  }
+
+  async inspect(id: string): Promise<InstanceState | null> {
+    const c = await this.container(id);
+    if (!c) return null;
+    const running = c.State?.Running === true;
+    return { id: c.Id, running, url: running ? this.urlOf(c) : null, image: c.Config?.Image ?? "" };
+  }
+
+  async restart(id: string): Promise<Instance> {
+    await this.drain(this.client.request("POST", `/containers/${seg(id)}/restart`, { query: { t: this.stopTimeout } }));
+    return this.running(id);
+  }
+
+  async stop(id: string): Promise<void> {
+    // 304: already stopped; 404: gone. Both leave the instance not running, which is the point.
+    await this.drain(this.client.request("POST", `/containers/${seg(id)}/stop`, { query: { t: this.stopTimeout }, accept: [304, 404] }));
+  }
+
+  async resume(id: string): Promise<Instance> {
+    await this.drain(this.client.request("POST", `/containers/${seg(id)}/start`, { accept: [304] }));
+    return this.running(id);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.drain(this.client.request("DELETE", `/containers/${seg(id)}`, { query: { force: "1", v: "1" }, accept: [404] }));
+  }
+
+  async removeImage(image: string): Promise<void> {
+    await this.drain(this.client.request("DELETE", `/images/${imagePath(image)}`, { query: { force: "1" }, accept: [404] }));
+  }
+
+  async hasImage(image: string): Promise<boolean> {
+    const res = await this.client.request("GET", `/images/${imagePath(image)}/json`, { accept: [404] });
+    await res.arrayBuffer();
+    return res.ok;
+  }
+
+  /** A missing instance has no logs: "" rather than an error, as after a delete. */
+  async logs(id: string, options: { tail?: number } = {}): Promise<string> {
+    const tail = options.tail === undefined ? "all" : String(Math.max(0, Math.floor(options.tail)));
+    const res = await this.client.request("GET", `/containers/${seg(id)}/logs`, {
+      query: { stdout: "1", stderr: "1", tail },
+      accept: [404],
+    });
+    const body = new Uint8Array(await res.arrayBuffer());
+    return res.ok ? demultiplexLogs(body) : "";
+  }
+
+  private async container(id: string): Promise<ContainerJson | null> {
+    const { status, body } = await this.client.json<ContainerJson>("GET", `/containers/${seg(id)}/json`, { accept: [404] });
+    return status === 404 ? null : body;
+  }
+
+  /** Inspects a just-started instance for its URL; a process that already ended has none. */
+  private async running(id: string): Promise<Instance> {
+    const c = await this.container(id);
+    if (!c) throw new RuntimeUnavailableError("The container engine lost an instance it had just started.");
+    const url = c.State?.Running ? this.urlOf(c) : null;
+    if (!url) throw new InstanceExitedError(c.Id, c.State?.Running ? null : (c.State?.ExitCode ?? null));
+    return { id: c.Id, url };
+  }
+
+  private urlOf(c: ContainerJson): string | null {
+    for (const bindings of Object.values(c.NetworkSettings?.Ports ?? {})) {
+      const hostPort = bindings?.find((b) => b.HostPort)?.HostPort;
+      if (hostPort) return `http://${hostForUrl(this.publishHost)}:${hostPort}`;
+    }
+    return null;
+  }
+
+  /** Loopback-only when the Worker reaches instances on this machine; otherwise every interface. */
+  private bindAddress(): string {
+    const host = this.publishHost.replace(/^\[|\]$/g, "");
+    return host === "localhost" || host === "::1" || host.startsWith("127.") ? "127.0.0.1" : "0.0.0.0";
+  }
+
+  private async drain(pending: Promise<Response>): Promise<void> {
+    await (await pending).arrayBuffer();
+  }
+}
+
+/** Reads a build's JSON-lines progress to its end, passing whole lines of output on. */
+async function followBuild(res: Response, onOutput: BuildSpec["onOutput"]): Promise<BuildProgress> {
+  const progress = new BuildProgress();
+  const lines = new JsonLinesDecoder();
+  const text = new TextDecoder();
+  const emit = async (out: string | undefined) => {
+    if (out && onOutput) await onOutput(out);
+  };
+  const reader = res.body?.getReader();
+  if (!reader) throw new RuntimeUnavailableError("The container engine answered the build without a body.");
+  try {
+    for (;;) {
+      const chunk = await reader.read().catch(() => {
+        throw new RuntimeUnavailableError("The container engine's build stream broke off.");
+      });
+      const messages = chunk.done ? [...lines.push(text.decode()), ...lines.flush()] : lines.push(text.decode(chunk.value, { stream: true }));
+      for (const message of messages) await emit(progress.feed(message).text);
+      if (chunk.done) break;
+    }
+  } catch (error) {
+    // Stop the engine's stream too, whatever broke (including the caller's onOutput).
+    await reader.cancel().catch(() => undefined);
+    throw error;
+  }
+  await emit(progress.finish());
+  return progress;
+}
+
+/** One path segment (a container id or name). */
+function seg(value: string): string {
+  return encodeURIComponent(value);
+}
+
+/** An image reference in a path: `registry/name:tag` keeps its slashes, as the engine routes it. */
+function imagePath(image: string): string {
+  return image.split("/").map(encodeURIComponent).join("/");
+}
+
+function hostForUrl(host: string): string {
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+}

@@ -1,0 +1,136 @@
+/**
+ * The app pages in Chromium against a real `wrangler dev`, a real dockerd and the dev forge:
+ * create an app, press Deploy, watch `Deploying…` turn into the live link, open the app at its
+ * hostname, then a failed deploy's red panel and its log. Screenshots land in test-output/browser.
+ */
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AppsStack, httpdApp, repository, startAppsStack } from "../e2e/apps-harness";
+import { launchChromium, openPage, screenshot } from "./browser";
+
+let stack: AppsStack;
+let browser: Browser;
+let page: Page;
+let cspViolations: string[];
+const run = Date.now().toString(36);
+
+beforeAll(async () => {
+  [stack, browser] = await Promise.all([startAppsStack(), launchChromium()]);
+  ({ page, cspViolations } = await openPage(browser, { locale: "en-GB", timezoneId: "Europe/Paris" }));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+});
+
+/** Fills the New app form and creates the app; returns its page's address. */
+async function createApp(name: string, repo: string, subdomain: string): Promise<string> {
+  await page.goto(`${stack.worker.url}/console/apps/new`);
+  await page.getByLabel("Name").fill(name);
+  await page.getByLabel("Repository").fill(repo);
+  await page.getByLabel("Subdomain").fill(subdomain);
+  await page.getByRole("button", { name: "Create app" }).click();
+  await page.waitForURL(/\/console\/apps\/[0-9a-f-]{36}$/);
+  return page.url();
+}
+
+describe("apps in Chromium", () => {
+  it("signs up and finds an empty Apps list in the navigation", async () => {
+    await page.goto(`${stack.worker.url}/console/signup`);
+    await page.getByLabel("Email").fill(`apps-browser-${run}@example.com`);
+    await page.getByLabel("Password").fill("correct horse battery");
+    await page.getByRole("button", { name: "Create account" }).click();
+    await page.waitForURL(/\/console\/databases$/);
+    await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Apps" }).click();
+    await page.waitForURL(/\/console\/apps$/);
+    await page.getByText("No apps yet").waitFor();
+    await screenshot(page, "apps-01-empty");
+  });
+
+  it("creates an app (a subdomain error shown under its field first), deploys it, sees Deploying… and then the live link", async () => {
+    const repo = await repository(stack, `hello-${run}`, httpdApp("<h1>Hello from the browser test</h1>\n", {
+      port: 8080,
+      // Holds the build a few seconds so the page is seen while it runs.
+      extra: 'RUN ["/bin/busybox", "sleep", "4"]\n',
+    }));
+    await page.getByRole("link", { name: "New app" }).click();
+    await page.getByLabel("Name").fill("hello");
+    await page.getByLabel("Repository").fill(repo);
+    await page.getByLabel("Subdomain").fill("app-hello");
+    expect(await page.getByLabel("Branch").inputValue()).toBe("main");
+    expect(await page.getByLabel("Dockerfile path").inputValue()).toBe("Dockerfile");
+    await expect.poll(() => page.getByRole("radio", { name: /^Lite/ }).isChecked()).toBe(true);
+    await page.getByRole("radio", { name: /^Starter/ }).check();
+    await page.getByRole("button", { name: "Create app" }).click();
+    await expect.poll(() => page.locator("#f-subdomain-error").textContent()).toBe('Subdomains starting with "app-" are kept for generated names.');
+    expect(await page.getByLabel("Repository").inputValue()).toBe(repo);
+    expect(await page.getByRole("radio", { name: /^Starter/ }).isChecked()).toBe(true);
+    await screenshot(page, "apps-02-new-app-error");
+
+    const subdomain = `hello-${run}`;
+    await page.getByLabel("Subdomain").fill(subdomain);
+    await page.getByRole("button", { name: "Create app" }).click();
+    await page.waitForURL(/\/console\/apps\/[0-9a-f-]{36}$/);
+    await page.getByText("App “hello” created.").waitFor();
+    await screenshot(page, "apps-03-created");
+
+    await page.getByRole("button", { name: "Deploy", exact: true }).click();
+    const deploying = page.getByRole("button", { name: "Deploying…" });
+    await deploying.waitFor();
+    expect(await deploying.isDisabled()).toBe(true);
+    await screenshot(page, "apps-04-deploying");
+
+    // The console script follows the deploy and redraws the page once it is live.
+    await page.getByRole("button", { name: "Redeploy" }).waitFor({ timeout: 90_000 });
+    await page.locator("[data-app-status=running]").waitFor();
+    await expect.poll(() => page.locator("[data-app-announce]").textContent()).toBe("The deploy is live.");
+    expect(await page.getByText("first EXPOSE line, 8080").count()).toBe(1);
+    for (const label of ["Restart", "Stop", "Change plan"]) await page.getByRole("button", { name: label }).waitFor();
+    const link = page.getByRole("link", { name: `${subdomain}.localhost` });
+    expect(await link.getAttribute("href")).toBe(`http://${subdomain}.localhost:${stack.worker.port}`);
+    await screenshot(page, "apps-05-live");
+
+    await page.getByRole("link", { name: /^Log of deploy/ }).first().click();
+    await page.locator("#deploy-log").getByText(/Live: traffic switched/).waitFor();
+    await screenshot(page, "apps-06-log");
+
+    // Chromium resolves *.localhost to the loopback address itself.
+    await page.goto(`http://${subdomain}.localhost:${stack.worker.port}/`);
+    await page.getByRole("heading", { name: "Hello from the browser test" }).waitFor();
+    await screenshot(page, "apps-07-app-served");
+  });
+
+  it("shows the red panel of a deploy with no build file, with the files found and the link to the full log", async () => {
+    const repo = await repository(stack, `nofile-${run}`, { "README.md": "no build file here\n", "docker/Containerfile": "FROM scratch\n" });
+    await createApp("nofile", repo, `nofile-${run}`);
+    await page.getByRole("button", { name: "Deploy", exact: true }).click();
+    const panel = page.getByRole("region", { name: "The last deploy failed" });
+    await panel.waitFor({ timeout: 60_000 });
+    const message = (await panel.locator(".failure-message").textContent()) ?? "";
+    expect(message).toContain("Dockerfile");
+    expect(message).toContain("docker/Containerfile");
+    await page.locator("[data-app-status=failed]").waitFor();
+    await page.getByRole("button", { name: "Redeploy" }).waitFor();
+    await screenshot(page, "apps-08-red-panel");
+
+    await panel.getByRole("link", { name: /^Read the full log/ }).click();
+    await page.locator("#deploy-log").getByText(/Deploy failed:/).waitFor();
+    await screenshot(page, "apps-09-failed-log");
+  });
+
+  it("shows the port message when the app listens on 127.0.0.1 only", async () => {
+    const repo = await repository(stack, `loopback-${run}`, httpdApp("<h1>unreachable</h1>\n", { port: 3000, bind: "127.0.0.1" }));
+    await createApp("loopback", repo, `loopback-${run}`);
+    await page.getByRole("button", { name: "Deploy", exact: true }).click();
+    const panel = page.getByRole("region", { name: "The last deploy failed" });
+    await panel.waitFor({ timeout: 90_000 });
+    expect(await panel.locator(".failure-message").textContent()).toMatch(/port 3000/);
+    await screenshot(page, "apps-10-port-panel");
+
+    await page.goto(`${stack.worker.url}/console/apps`);
+    for (const name of ["hello", "nofile", "loopback"]) await page.getByRole("link", { name, exact: true }).waitFor();
+    await screenshot(page, "apps-11-list");
+    expect(cspViolations).toEqual([]);
+  });
+});

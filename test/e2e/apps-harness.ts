@@ -1,0 +1,112 @@
+/**
+ * The apps stack for end-to-end tests: the machine's real dockerd (through the same localhost
+ * forwarder `npm start` uses), a dev forge serving local git repositories, and a real
+ * `wrangler dev` with RUNTIME_URL pointing at the engine. Test images are built FROM scratch
+ * with Debian's static busybox, since there is no image registry here.
+ */
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { createRepository, startDevForge } from "../../scripts/dev-forge";
+import { dockerSocketAvailable, startDockerForwarder } from "../../scripts/lib/docker-forwarder";
+import { ConsoleSession } from "./export-helpers";
+import { type Worker, startWorker } from "./harness";
+
+export interface AppsStack {
+  worker: Worker;
+  forgeUrl: string;
+  forgeRoot: string;
+  engineUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function startAppsStack(vars: Record<string, string> = {}): Promise<AppsStack> {
+  if (!(await dockerSocketAvailable())) {
+    throw new Error("No Docker engine answers at /var/run/docker.sock: install docker.io and start dockerd (bash .ci/run does both).");
+  }
+  const forgeRoot = mkdtempSync(join(tmpdir(), "control-plane-forge-"));
+  const [engine, forge] = await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot, port: 0 })]);
+  const worker = await startWorker({ RUNTIME_URL: engine.url, PROBE_TIMEOUT_SECONDS: "8", ...vars });
+  return {
+    worker,
+    forgeUrl: forge.url,
+    forgeRoot,
+    engineUrl: engine.url,
+    stop: async () => {
+      await worker.stop();
+      await Promise.all([engine.close(), forge.close()]);
+      rmSync(forgeRoot, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Debian's static busybox: the one binary test images need. */
+export const BUSYBOX = readFileSync("/bin/busybox");
+
+/** A busybox httpd app serving `page` on `port`, bound as `bind` (0.0.0.0 by default). */
+export function httpdApp(page: string, options: { port?: number; bind?: string; expose?: string | null; extra?: string } = {}): Record<string, string | Uint8Array> {
+  const port = options.port ?? 8080;
+  const expose = options.expose === undefined ? `EXPOSE ${port}\n` : options.expose === null ? "" : `EXPOSE ${options.expose}\n`;
+  return {
+    Dockerfile:
+      `FROM scratch\nCOPY busybox /bin/busybox\nCOPY www /www\n${options.extra ?? ""}${expose}` +
+      `CMD ["/bin/busybox", "httpd", "-f", "-v", "-p", "${options.bind ?? "0.0.0.0"}:${port}", "-h", "/www"]\n`,
+    busybox: BUSYBOX,
+    "www/index.html": page,
+  };
+}
+
+/** Puts files in a new repository on the dev forge; returns its https-shaped (here http) URL. */
+export function repository(stack: AppsStack, name: string, files: Record<string, string | Uint8Array>, branch = "main"): Promise<string> {
+  const modes = Object.fromEntries(Object.keys(files).filter((path) => path.endsWith("busybox")).map((path) => [path, 0o755]));
+  return createRepository(stack.forgeRoot, "acme", name, files, { branch, modes, forgeUrl: stack.forgeUrl });
+}
+
+/** A signed-up console session. */
+export async function signedUp(base: string): Promise<ConsoleSession> {
+  const session = new ConsoleSession(base);
+  await session.call("POST", "/console/api/signup", { email: `apps-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`, password: "correct horse battery" });
+  return session;
+}
+
+export interface AppJson {
+  id: string;
+  subdomain: string;
+  hostname: string;
+  url: string;
+  status: string;
+  deploy_in_progress: boolean;
+  port: number | null;
+  port_source: string | null;
+  port_reason: string | null;
+  latest_deploy: { id: string; status: string; failure?: { kind: string; message: string } } | null;
+}
+
+/** Presses Deploy and waits until the deploy ends; returns the app afterwards. */
+export async function deployAndWait(session: ConsoleSession, appId: string, timeoutMs = 120_000): Promise<AppJson> {
+  await session.call("POST", `/console/api/apps/${appId}/deploy`);
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const app = await session.call<AppJson>("GET", `/console/api/apps/${appId}`);
+    if (!app.deploy_in_progress) return app;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`deploy of ${appId} did not end within ${timeoutMs / 1000} s`);
+}
+
+/** A request to an app's hostname through the Worker, as curl would send it. */
+export async function curlApp(stack: AppsStack, subdomain: string, path = "/"): Promise<{ status: number; body: string }> {
+  const { stdout } = await promisify(execFile)("curl", ["-sS", "-w", "\n%{http_code}", `http://${subdomain}.localhost:${stack.worker.port}${path}`]);
+  const cut = stdout.lastIndexOf("\n");
+  return { status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) };
+}
+
+/** Asks the engine directly (not through the Worker) whether a container or image exists. */
+export async function engineHas(stack: AppsStack, kind: "containers" | "images", id: string): Promise<boolean> {
+  const res = await fetch(`${stack.engineUrl}/${kind}/${encodeURIComponent(id)}/json`);
+  await res.body?.cancel();
+  return res.status === 200;
+}

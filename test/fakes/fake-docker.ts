@@ -1,0 +1,332 @@
+/**
+ * A fake Docker Engine for tests: a Node HTTP server answering exactly the part of the Engine
+ * API that `src/runtime/docker.ts` uses, at the same versioned paths with the same JSON shapes,
+ * the same JSON-lines build stream and the same multiplexed log frames. It passes the same
+ * conformance suite as the real engine (`test/e2e/runtime-fake.test.ts`).
+ *
+ * Images are the context's files plus the parsed Dockerfile (`fake-docker-build.ts`: RUN `false`
+ * fails its step, RUN `sleep N` holds the build N seconds). Instances are real HTTP servers on
+ * 127.0.0.1 random ports (`fake-docker-instance.ts`: busybox httpd and echo conventions).
+ */
+import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
+import { logFrame } from "../../src/runtime/docker-stream";
+import { BuildRefused, type FakeImage, prepareBuild, runSteps } from "./fake-docker-build";
+import { type LogLine, type PublishedPort, planProcess, publish } from "./fake-docker-instance";
+
+/** The API version the fake reports on `/_ping` and the only one it accepts in paths. */
+export const FAKE_API_VERSION = "1.43";
+
+interface FakeContainer {
+  id: string;
+  name: string;
+  image: FakeImage;
+  imageRef: string;
+  env: string[];
+  labels: Record<string, string>;
+  exposed: string;
+  hostIp: string;
+  memory: number;
+  memorySwap: number;
+  nanoCpus: number;
+  running: boolean;
+  exitCode: number;
+  logs: LogLine[];
+  published?: PublishedPort;
+}
+
+/** What a test can see of an instance. */
+export interface FakeContainerView {
+  id: string;
+  name: string;
+  image: string;
+  running: boolean;
+  env: Record<string, string>;
+  labels: Record<string, string>;
+  memory: number;
+  nanoCpus: number;
+  /** `http://127.0.0.1:<port>` while running. */
+  url: string | null;
+}
+
+/** What a test can see of an image. */
+export interface FakeImageView {
+  id: string;
+  tags: string[];
+  files: string[];
+  exposedPorts: string[];
+  cmd: string[];
+}
+
+export interface FakeDocker {
+  /** The engine's API base, `http://127.0.0.1:<port>`. */
+  url: string;
+  close(): Promise<void>;
+  containers(): FakeContainerView[];
+  images(): FakeImageView[];
+}
+
+/** Starts the fake. `unref`: do not keep the Node process alive (e.g. when started by vitest's config). */
+export async function startFakeDocker(options: { unref?: boolean } = {}): Promise<FakeDocker> {
+  const engine = new FakeEngine(options.unref === true);
+  const server = createServer((req, res) => {
+    engine.handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) send(res, 500, { message: error instanceof Error ? error.message : String(error) });
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  if (options.unref) server.unref();
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await engine.stopAll();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+    containers: () => engine.containerViews(),
+    images: () => engine.imageViews(),
+  };
+}
+
+class FakeEngine {
+  private readonly images = new Map<string, FakeImage>();
+  private readonly containers = new Map<string, FakeContainer>();
+
+  constructor(private readonly unref: boolean) {}
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://fake");
+    const method = req.method ?? "GET";
+    if (url.pathname === "/_ping") {
+      res.writeHead(200, { "Api-Version": FAKE_API_VERSION, "Content-Type": "text/plain" });
+      return void res.end(method === "HEAD" ? undefined : "OK");
+    }
+    const versioned = /^\/v([\d.]+)(\/.*)$/.exec(url.pathname);
+    if (!versioned || versioned[1] !== FAKE_API_VERSION) {
+      return send(res, 400, { message: `the fake engine only serves /v${FAKE_API_VERSION}/ paths, not ${url.pathname}` });
+    }
+    const path = versioned[2]!;
+    const q = url.searchParams;
+    let m: RegExpExecArray | null;
+    if (method === "POST" && path === "/build") return this.build(req, res, q);
+    if (method === "POST" && path === "/containers/create") return this.create(res, q.get("name") ?? "", JSON.parse(await readText(req)));
+    if ((m = /^\/containers\/([^/]+)\/(start|stop|restart|json|logs)$/.exec(path))) {
+      const c = this.container(decodeURIComponent(m[1]!));
+      if (!c) return send(res, 404, { message: `No such container: ${decodeURIComponent(m[1]!)}` });
+      if (m[2] === "json") return send(res, 200, this.inspectJson(c));
+      if (m[2] === "logs") return this.logs(res, c, q.get("tail"));
+      if (m[2] === "start" && c.running) return send(res, 304);
+      if (m[2] === "stop" && !c.running) return send(res, 304);
+      if (m[2] !== "start") await this.halt(c);
+      if (m[2] !== "stop") await this.run(c);
+      return send(res, 204);
+    }
+    if (method === "DELETE" && (m = /^\/containers\/([^/]+)$/.exec(path))) {
+      const c = this.container(decodeURIComponent(m[1]!));
+      if (!c) return send(res, 404, { message: `No such container: ${decodeURIComponent(m[1]!)}` });
+      if (c.running && q.get("force") !== "1" && q.get("force") !== "true") {
+        return send(res, 409, { message: `You cannot remove a running container ${c.id}. Stop the container before attempting removal or force remove` });
+      }
+      await this.halt(c);
+      this.containers.delete(c.id);
+      return send(res, 204);
+    }
+    if ((m = /^\/images\/(.+?)(\/json)?$/.exec(path))) {
+      const ref = decodeURIComponent(m[1]!);
+      const image = this.image(ref);
+      if (!image) return send(res, 404, { message: `No such image: ${ref}` });
+      if (method === "GET" && m[2]) return send(res, 200, { Id: image.id, RepoTags: image.tags, Config: { ExposedPorts: Object.fromEntries(image.exposedPorts.map((p) => [p, {}])), Cmd: image.cmd, Env: envList(image.env) } });
+      if (method === "DELETE" && !m[2]) return send(res, 200, this.removeImage(ref, image));
+    }
+    return send(res, 404, { message: "page not found" });
+  }
+
+  private async build(req: IncomingMessage, res: ServerResponse, q: URLSearchParams): Promise<void> {
+    const context = await readBytes(req);
+    const tag = normalizeRef(q.get("t") ?? "");
+    let prepared: ReturnType<typeof prepareBuild>;
+    try {
+      prepared = prepareBuild(context, q.get("dockerfile") || "Dockerfile");
+    } catch (error) {
+      if (error instanceof BuildRefused) return send(res, error.status, { message: error.message });
+      throw error;
+    }
+    res.writeHead(200, { "Content-Type": "application/json" });
+    const steps = runSteps(prepared.files, prepared.steps, tag, (ref) => this.image(ref));
+    for (;;) {
+      const next = await steps.next();
+      if (next.done) {
+        if (next.value) this.tag(next.value, tag);
+        break;
+      }
+      res.write(`${JSON.stringify(next.value)}\n`);
+    }
+    res.end();
+  }
+
+  private create(res: ServerResponse, name: string, body: CreateBody): void {
+    const image = this.image(body.Image ?? "");
+    if (!image) return send(res, 404, { message: `No such image: ${body.Image}` });
+    const taken = [...this.containers.values()].find((c) => c.name === name);
+    if (taken) {
+      return send(res, 409, { message: `Conflict. The container name "/${name}" is already in use by container "${taken.id}". You have to remove (or rename) that container to be able to reuse that name.` });
+    }
+    const exposed = Object.keys(body.ExposedPorts ?? {})[0] ?? image.exposedPorts[0] ?? "";
+    const c: FakeContainer = {
+      id: randomHex(64),
+      name: name || `fake_${randomHex(8)}`,
+      image,
+      imageRef: body.Image ?? "",
+      // Docker merges the image's ENV under the container's and adds PATH when neither sets it.
+      env: envList({ PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ...image.env, ...parseEnv(body.Env ?? []) }),
+      labels: { ...image.labels, ...(body.Labels ?? {}) },
+      exposed,
+      hostIp: body.HostConfig?.PortBindings?.[exposed]?.[0]?.HostIp ?? "0.0.0.0",
+      memory: body.HostConfig?.Memory ?? 0,
+      memorySwap: body.HostConfig?.MemorySwap ?? 0,
+      nanoCpus: body.HostConfig?.NanoCpus ?? 0,
+      running: false,
+      exitCode: 0,
+      logs: [],
+    };
+    this.containers.set(c.id, c);
+    send(res, 201, { Id: c.id, Warnings: [] });
+  }
+
+  private async run(c: FakeContainer): Promise<void> {
+    const env = parseEnv(c.env);
+    const plan = planProcess([...c.image.entrypoint, ...c.image.cmd], env);
+    c.logs.push(...plan.logs);
+    c.exitCode = plan.exitCode;
+    if (!plan.httpd) return;
+    c.running = true;
+    c.published = await publish(plan, parseInt(c.exposed, 10), c.image.files, env, this.unref);
+  }
+
+  private async halt(c: FakeContainer): Promise<void> {
+    c.running = false;
+    await c.published?.close();
+    c.published = undefined;
+  }
+
+  private logs(res: ServerResponse, c: FakeContainer, tail: string | null): void {
+    const count = tail && tail !== "all" ? Number(tail) : Infinity;
+    const lines = count === Infinity ? c.logs : count > 0 ? c.logs.slice(-count) : [];
+    res.writeHead(200, { "Content-Type": "application/vnd.docker.raw-stream" });
+    for (const line of lines) res.write(logFrame(line.stream, new TextEncoder().encode(line.text)));
+    res.end();
+  }
+
+  private inspectJson(c: FakeContainer): unknown {
+    const ports = c.running && c.published && c.exposed ? { [c.exposed]: [{ HostIp: c.hostIp, HostPort: String(c.published.port) }] } : {};
+    return {
+      Id: c.id,
+      Name: `/${c.name}`,
+      Image: c.image.id,
+      State: { Status: c.running ? "running" : "exited", Running: c.running, ExitCode: c.running ? 0 : c.exitCode },
+      Config: { Image: c.imageRef, Env: c.env, Labels: c.labels, ExposedPorts: c.exposed ? { [c.exposed]: {} } : {}, Tty: false, Cmd: c.image.cmd },
+      HostConfig: {
+        Memory: c.memory,
+        MemorySwap: c.memorySwap,
+        NanoCpus: c.nanoCpus,
+        PortBindings: c.exposed ? { [c.exposed]: [{ HostIp: c.hostIp, HostPort: "" }] } : {},
+      },
+      NetworkSettings: { Ports: ports },
+    };
+  }
+
+  private removeImage(ref: string, image: FakeImage): unknown[] {
+    const byId = ref.startsWith("sha256:") || image.id.slice(7).startsWith(ref);
+    const untagged = byId ? image.tags : [normalizeRef(ref)];
+    image.tags = image.tags.filter((t) => !untagged.includes(t));
+    for (const t of untagged) this.images.delete(t);
+    if (image.tags.length > 0) return untagged.map((t) => ({ Untagged: t }));
+    return [...untagged.map((t) => ({ Untagged: t })), { Deleted: image.id }];
+  }
+
+  private tag(image: FakeImage, tag: string): void {
+    const previous = this.images.get(tag);
+    if (previous) previous.tags = previous.tags.filter((t) => t !== tag);
+    image.tags = [tag];
+    this.images.set(tag, image);
+  }
+
+  /** By tag, by `sha256:` id, or by id prefix, as Docker resolves references. */
+  private image(ref: string): FakeImage | undefined {
+    const tagged = this.images.get(normalizeRef(ref));
+    if (tagged) return tagged;
+    const id = ref.replace(/^sha256:/, "");
+    if (id.length < 12) return undefined;
+    return [...new Set(this.images.values())].find((i) => i.id.slice(7).startsWith(id));
+  }
+
+  /** By id, id prefix (12+ characters) or name. */
+  private container(key: string): FakeContainer | undefined {
+    return this.containers.get(key) ?? [...this.containers.values()].find((c) => c.name === key || (key.length >= 12 && c.id.startsWith(key)));
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.containers.values()].map((c) => this.halt(c)));
+  }
+
+  containerViews(): FakeContainerView[] {
+    return [...this.containers.values()].map((c) => ({
+      id: c.id,
+      name: c.name,
+      image: c.imageRef,
+      running: c.running,
+      env: parseEnv(c.env),
+      labels: c.labels,
+      memory: c.memory,
+      nanoCpus: c.nanoCpus,
+      url: c.running && c.published ? `http://127.0.0.1:${c.published.port}` : null,
+    }));
+  }
+
+  imageViews(): FakeImageView[] {
+    return [...new Set(this.images.values())].map((i) => ({ id: i.id, tags: [...i.tags], files: [...i.files.keys()], exposedPorts: i.exposedPorts, cmd: i.cmd }));
+  }
+}
+
+interface CreateBody {
+  Image?: string;
+  Env?: string[];
+  Labels?: Record<string, string>;
+  ExposedPorts?: Record<string, unknown>;
+  HostConfig?: { PortBindings?: Record<string, { HostIp?: string }[]>; Memory?: number; MemorySwap?: number; NanoCpus?: number };
+}
+
+function send(res: ServerResponse, status: number, body?: unknown): void {
+  if (body === undefined) return void res.writeHead(status).end();
+  res.writeHead(status, { "Content-Type": "application/json" }).end(`${JSON.stringify(body)}\n`);
+}
+
+async function readBytes(req: IncomingMessage): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
+async function readText(req: IncomingMessage): Promise<string> {
+  return new TextDecoder().decode(await readBytes(req));
+}
+
+/** `name` means `name:latest`, as in Docker. */
+function normalizeRef(ref: string): string {
+  return ref && !/:[^/]+$/.test(ref) && !ref.startsWith("sha256:") ? `${ref}:latest` : ref;
+}
+
+function parseEnv(list: string[]): Record<string, string> {
+  // An entry without `=` unsets the variable in Docker; it contributes nothing here.
+  return Object.fromEntries(list.filter((kv) => kv.includes("=")).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+}
+
+function envList(env: Record<string, string>): string[] {
+  return Object.entries(env).map(([k, v]) => `${k}=${v}`);
+}
+
+function randomHex(length: number): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(length / 2)), (b) => b.toString(16).padStart(2, "0")).join("");
+}

@@ -1,0 +1,56 @@
+import { env } from "cloudflare:workers";
+import { packTar } from "modern-tar";
+import { ConsoleClient, uniqueEmail } from "./helpers";
+
+/** A signed-up console client. */
+export async function signedUpClient(): Promise<ConsoleClient> {
+  const client = new ConsoleClient();
+  await client.json("POST", "/console/api/signup", { email: uniqueEmail(), password: "correct horse battery" });
+  return client;
+}
+
+/**
+ * Uploads files as the `main` branch archive of a repository on the forge stand-in, wrapped in a
+ * top folder as forges do; returns the repository URL.
+ */
+export async function publishRepository(name: string, files: Record<string, string>, branch = "main"): Promise<string> {
+  const top = `${name}-${branch}/`;
+  const tar = await packTar([
+    { header: { name: top, type: "directory", size: 0 } },
+    ...Object.entries(files).map(([path, body]) => ({ header: { name: top + path, size: new TextEncoder().encode(body).length, mode: 0o644 }, body })),
+  ]);
+  const gz = await new Response(new Blob([tar]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
+  const repository = `${env.FORGE_URL}/acme/${name}`;
+  const res = await fetch(`${repository}/archive/${branch}.tar.gz`, { method: "PUT", body: gz });
+  if (res.status !== 201) throw new Error(`forge upload answered ${res.status}`);
+  return repository;
+}
+
+/** A Dockerfile the fake engine runs as an HTTP server on 8080 serving /www; `slow` holds the build. */
+export function httpdFiles(page: string, options: { buildSeconds?: number } = {}): Record<string, string> {
+  const hold = options.buildSeconds ? `RUN ["/bin/busybox", "sleep", "${options.buildSeconds}"]\n` : "";
+  return {
+    Dockerfile: `FROM scratch\nCOPY busybox /bin/busybox\nCOPY www /www\n${hold}EXPOSE 8080\nCMD ["/bin/busybox", "httpd", "-f", "-p", "0.0.0.0:8080", "-h", "/www"]\n`,
+    busybox: "fake busybox",
+    "www/index.html": page,
+  };
+}
+
+export interface AppJson {
+  id: string;
+  subdomain: string;
+  status: string;
+  deploy_in_progress: boolean;
+  plan: string;
+  latest_deploy: { id: string; status: string; failure?: { kind: string; message: string } } | null;
+}
+
+export async function waitForDeploy(client: ConsoleClient, appId: string, timeoutMs = 20_000): Promise<AppJson> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const app = await client.json<AppJson>("GET", `/console/api/apps/${appId}`);
+    if (!app.deploy_in_progress) return app;
+    if (Date.now() > deadline) throw new Error(`deploy of ${appId} still running after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * The conformance suite every `ContainerRuntime` adapter passes (real Docker, the fake engine,
+ * any future one), after cloudflare/workers-oauth-provider's storage adapter suite. It builds
+ * tiny images FROM scratch around /bin/busybox, so it runs in Node only, and removes every
+ * instance and image it makes (tags `cp-conformance-*`, label `cp-conformance`).
+ */
+import { readFile } from "node:fs/promises";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type ContainerRuntime, InstanceExitedError, type InstanceSpec } from "../../src/runtime/types";
+import * as img from "./images";
+import { tarStream } from "./tar";
+
+/** Where Debian's busybox-static puts the binary the test images are made of. */
+const BUSYBOX = "/bin/busybox";
+
+export interface RuntimeUnderTest {
+  runtime: ContainerRuntime;
+  cleanup?: () => Promise<void>;
+}
+
+/** Registers the suite under `describe(name)`; `setup` runs once before it. */
+export function describeRuntimeConformance(name: string, setup: () => Promise<RuntimeUnderTest>): void {
+  describe(`ContainerRuntime conformance: ${name}`, () => {
+    const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    const tag = (role: string) => `cp-conformance-${role}-${run}:1`;
+    let under: RuntimeUnderTest;
+    let runtime: ContainerRuntime;
+    let busybox: Uint8Array;
+    const instances: string[] = [];
+    const images: string[] = [];
+    let count = 0;
+
+    /** Builds `role`'s Dockerfile from the shared context; the image is removed after the suite. */
+    const build = async (role: keyof typeof img.DOCKERFILES, output?: string[]) => {
+      const image = tag(role);
+      images.push(image);
+      return runtime.build({
+        context: tarStream(img.conformanceContext(busybox), 16 * 1024),
+        dockerfile: img.DOCKERFILES[role],
+        tag: image,
+        onOutput: (text) => void output?.push(text),
+      });
+    };
+    const spec = (image: string, env: Record<string, string> = {}): InstanceSpec => ({
+      image,
+      name: `cp-conformance-${run}-${++count}`,
+      labels: { "cp-conformance": run, app_id: `conformance-${run}` },
+      env,
+      port: img.PORT,
+      limits: { memoryBytes: 64 * 1024 * 1024, cpus: 0.5 },
+    });
+    const start = async (image: string, env?: Record<string, string>) => {
+      const s = spec(image, env);
+      const started = runtime.start(s);
+      // Track by name too: a start that fails half-way may leave the instance behind.
+      instances.push(s.name);
+      const instance = await started;
+      instances.push(instance.id);
+      return instance;
+    };
+
+    beforeAll(async () => {
+      busybox = await readFile(BUSYBOX).catch(() => {
+        throw new Error(`${BUSYBOX} is missing: install Debian's busybox-static (the test images are built from it).`);
+      });
+      under = await setup();
+      runtime = under.runtime;
+      for (const role of ["web", "loopback"] as const) {
+        const outcome = await build(role);
+        if (!outcome.ok) throw new Error(`Building the ${role} test image failed: ${outcome.error}`);
+      }
+    });
+
+    afterEach(async () => {
+      for (const id of instances.splice(0)) await runtime.remove(id);
+    });
+
+    afterAll(async () => {
+      if (runtime) for (const image of images) await runtime.removeImage(image);
+      await under?.cleanup?.();
+    });
+
+    it("ping reports the engine's API version", async () => {
+      const { apiVersion } = await runtime.ping();
+      expect(apiVersion).toMatch(/^\d+\.\d+$/);
+    });
+
+    it("a build succeeds, streams its steps, and the image exists", async () => {
+      const output: string[] = [];
+      const outcome = await build("web", output);
+      expect(outcome).toEqual({ ok: true, image: tag("web") });
+      expect(await runtime.hasImage(tag("web"))).toBe(true);
+      expect(output.join("")).toMatch(/^Step 1\/\d+ : FROM scratch$/m);
+      expect(output.every((chunk) => chunk.endsWith("\n"))).toBe(true);
+    });
+
+    it("a failing RUN step is an outcome naming that step", async () => {
+      const output: string[] = [];
+      const outcome = await build("failing", output);
+      expect(outcome.ok).toBe(false);
+      if (outcome.ok) return;
+      expect(outcome.failedStep).toMatch(new RegExp(`^Step \\d+/\\d+ : ${escape(img.FAILING_INSTRUCTION)}$`));
+      expect(outcome.error).toMatch(/non-zero code/);
+      expect(output.join("")).toContain(outcome.error);
+      expect(await runtime.hasImage(tag("failing"))).toBe(false);
+    });
+
+    it("a missing build file is an outcome, not a throw", async () => {
+      const outcome = await runtime.build({ context: tarStream(img.conformanceContext(busybox)), dockerfile: "no/such.Dockerfile", tag: tag("missing") });
+      expect(outcome.ok).toBe(false);
+    });
+
+    it("start gives a URL that answers with the page", async () => {
+      const instance = await start(tag("web"));
+      expect(instance.url).toMatch(/^http:\/\/[^/]+:\d+$/);
+      expect(await waitForText(instance.url)).toContain(img.PAGE_TEXT);
+      const state = await runtime.inspect(instance.id);
+      expect(state).toEqual({ id: instance.id, running: true, url: instance.url, image: tag("web") });
+    });
+
+    it("the app's variables reach the process and no PORT is set", async () => {
+      const instance = await start(tag("web"), { [img.GREETING_VAR]: "hello conformance a=b" });
+      const text = await waitForText(`${instance.url}/cgi-bin/env`);
+      expect(text).toContain(`${img.GREETING_VAR}=hello conformance a=b`);
+      expect(text).toContain("PORT=unset");
+    });
+
+    it("a process listening only on 127.0.0.1 inside does not answer at its URL", async () => {
+      const instance = await start(tag("loopback"));
+      await waitFor(async () => (await runtime.logs(instance.id)).includes(img.STARTED_LINE), "the process to start");
+      for (let attempt = 0; attempt < 3; attempt++) expect(await fetchText(instance.url)).toBeNull();
+    });
+
+    it("restart keeps the image and answers again", async () => {
+      const instance = await start(tag("web"));
+      await waitForText(instance.url);
+      const restarted = await runtime.restart(instance.id);
+      expect(restarted.id).toBe(instance.id);
+      expect(await waitForText(restarted.url)).toContain(img.PAGE_TEXT);
+      expect((await runtime.inspect(instance.id))?.image).toBe(tag("web"));
+    });
+
+    it("stop leaves it not running; stopping again is fine; resume answers again", async () => {
+      const instance = await start(tag("web"));
+      await runtime.stop(instance.id);
+      expect(await runtime.inspect(instance.id)).toMatchObject({ running: false, url: null });
+      await runtime.stop(instance.id);
+      const resumed = await runtime.resume(instance.id);
+      expect(await waitForText(resumed.url)).toContain(img.PAGE_TEXT);
+      expect(await runtime.inspect(instance.id)).toMatchObject({ running: true, url: resumed.url });
+    });
+
+    it("logs hold the process's stdout and stderr, and tail limits them", async () => {
+      const instance = await start(tag("web"));
+      await waitFor(async () => (await runtime.logs(instance.id)).includes(img.STDERR_LINE), "both log lines");
+      const all = await runtime.logs(instance.id);
+      expect(all).toContain(`${img.STARTED_LINE}\n`);
+      expect(all).toContain(`${img.STDERR_LINE}\n`);
+      const last = await runtime.logs(instance.id, { tail: 1 });
+      expect(last.trimEnd().split("\n")).toHaveLength(1);
+    });
+
+    it("a process that exits at once is reported, and its logs stay readable", async () => {
+      const outcome = await build("exiting");
+      expect(outcome.ok).toBe(true);
+      const s = spec(tag("exiting"));
+      instances.push(s.name);
+      // Docker may still see it running when start returns; then it must soon be seen stopped.
+      const started = await runtime.start(s).catch((error: unknown) => error);
+      if (started instanceof Error && !(started instanceof InstanceExitedError)) throw started;
+      if (started instanceof InstanceExitedError) expect(started.exitCode).toBe(3);
+      const id = started instanceof InstanceExitedError ? started.instanceId : (started as { id: string }).id;
+      await waitFor(async () => (await runtime.inspect(id))?.running === false, "the process to exit");
+      expect(await runtime.inspect(id)).toMatchObject({ running: false, url: null });
+      expect(await runtime.logs(id)).toContain(img.EXITING_LINE);
+    });
+
+    it("remove makes it disappear; removing again is fine", async () => {
+      const instance = await start(tag("web"));
+      await runtime.remove(instance.id);
+      expect(await runtime.inspect(instance.id)).toBeNull();
+      await runtime.remove(instance.id);
+      expect(await runtime.inspect("cp-conformance-no-such-instance")).toBeNull();
+    });
+
+    it("removeImage makes the image disappear; removing again is fine", async () => {
+      expect((await build("exiting")).ok).toBe(true);
+      await runtime.removeImage(tag("exiting"));
+      expect(await runtime.hasImage(tag("exiting"))).toBe(false);
+      await runtime.removeImage(tag("exiting"));
+    });
+  });
+}
+
+/** The body of a 200 reply, or null when nothing answers (connection refused or reset, or not 200). */
+async function fetchText(url: string): Promise<string | null> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    const text = await res.text();
+    return res.status === 200 ? text : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Polls until the URL answers 200 (an instance takes a moment to listen). */
+async function waitForText(url: string): Promise<string> {
+  let text: string | null = null;
+  await waitFor(async () => (text = await fetchText(url)) !== null, `${url} to answer`);
+  return text!;
+}
+
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
