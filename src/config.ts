@@ -67,6 +67,12 @@ const ConfigSchema = z.object({
       return text;
     }),
   PROBE_TIMEOUT_SECONDS: seconds("PROBE_TIMEOUT_SECONDS", 60),
+  /**
+   * SQL bytes one queue invocation of an export job dumps (and archive bytes it copies) before it
+   * stores a checkpoint and leaves the rest to the next invocation. 1 GiB is about half of what
+   * one invocation managed within the platform's limits (5 minutes CPU, 15 minutes wall).
+   */
+  EXPORT_INVOCATION_BYTES: seconds("EXPORT_INVOCATION_BYTES", 1024 ** 3),
   LINK_SIGNING_KEYS: z
     .string({ message: "LINK_SIGNING_KEYS is not set (run `wrangler secret put LINK_SIGNING_KEYS`)" })
     .transform((raw, ctx) => {
@@ -131,6 +137,7 @@ export const SETTING_DEFAULTS = {
   RUNTIME_URL: "",
   APPS_DOMAIN: "localhost",
   PROBE_TIMEOUT_SECONDS: 60,
+  EXPORT_INVOCATION_BYTES: 1024 ** 3,
 } as const;
 
 export class ConfigError extends Error {

@@ -52,11 +52,34 @@ const USER_OBJECT = `lower(name) NOT GLOB 'sqlite_*' AND name NOT GLOB '_cf_*' A
   AND lower(tbl_name) NOT GLOB 'sqlite_*' AND tbl_name NOT GLOB '_cf_*' AND tbl_name != '__miniflare_do_name'`;
 
 /**
+ * Where a dump stands: before table `table` (an index into the dump's table list) or inside it
+ * after the row whose walk key is `after` (or after `offset` rows). `table` -1 is before the
+ * schema; the table count is after the last row (the tail: AUTOINCREMENT counters, triggers,
+ * COMMIT). A dump taken up again at a position carries on with exactly the text that follows it,
+ * as long as nothing was written in between (the database's dump lease sees to that).
+ */
+export interface DumpPosition {
+  table: number;
+  after: string[] | null;
+  offset: number;
+}
+
+/** The start of a dump. */
+export const DUMP_START: DumpPosition = { table: -1, after: null, offset: 0 };
+
+/** One piece of a dump's text, and where the dump stands after it (null: this was the last). */
+export interface DumpText {
+  text: string;
+  next: DumpPosition | null;
+}
+
+/**
  * Yields the dump as text pieces: tables, indexes and views, then every row as an INSERT, the
  * AUTOINCREMENT counters, and the triggers last, so that replaying the INSERTs fires no trigger
  * (a trigger created earlier would add or change rows on restore). All inside one transaction.
+ * Starts at `from`, so a dump can be taken up again where an earlier piece ended.
  */
-export function* dumpSql(sql: SqlStorage): Generator<string, void, undefined> {
+export function* dumpSql(sql: SqlStorage, from: DumpPosition = DUMP_START): Generator<DumpText, void, undefined> {
   const schema = sql
     .exec<SchemaRow>(`SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL AND ${USER_OBJECT} ORDER BY rowid`)
     .toArray();
@@ -70,17 +93,22 @@ export function* dumpSql(sql: SqlStorage): Generator<string, void, undefined> {
   // Shadow tables hold a virtual table's internals; CREATE VIRTUAL TABLE makes them again.
   const ofType = (type: SchemaRow["type"]) => schema.filter((o) => o.type === type && kinds.get(o.name)?.type !== "shadow");
   const tables = ofType("table");
+  if (!fits(from, tables.length)) throw new Error("This dump position does not fit the database.");
 
-  yield "PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n";
-  yield [...tables, ...ofType("index"), ...ofType("view")].map((o) => `${o.sql};\n`).join("");
-  for (const table of tables) yield* tableRows(sql, table.name, kinds.get(table.name));
-  if (kinds.has("sqlite_sequence")) yield sequenceRows(sql);
-  yield ofType("trigger").map((o) => `${o.sql};\n`).join("");
-  yield "COMMIT;\n";
+  if (from.table === -1) {
+    const head = [...tables, ...ofType("index"), ...ofType("view")].map((o) => `${o.sql};\n`).join("");
+    yield { text: `PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n${head}`, next: { table: 0, after: null, offset: 0 } };
+  }
+  for (let t = Math.max(0, from.table); t < tables.length; t++) {
+    const start = t === from.table ? from : { table: t, after: null, offset: 0 };
+    yield* tableRows(sql, tables[t]!.name, kinds.get(tables[t]!.name), start);
+  }
+  const counters = kinds.has("sqlite_sequence") ? sequenceRows(sql) : "";
+  yield { text: `${counters}${ofType("trigger").map((o) => `${o.sql};\n`).join("")}COMMIT;\n`, next: null };
 }
 
-/** The INSERTs of one table, in bounded batches walked by rowid (or key, for WITHOUT ROWID). */
-function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefined): Generator<string> {
+/** The INSERTs of one table from `start`, in bounded batches walked by rowid (or key, for WITHOUT ROWID). */
+function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefined, start: DumpPosition): Generator<DumpText> {
   const info = sql.exec<ColumnInfo>(`PRAGMA table_xinfo(${quoteIdent(table)})`).toArray();
   // Generated columns (hidden 2 and 3) cannot be inserted; hidden virtual-table columns are not data.
   const columns = info.filter((c) => c.hidden === 0).map((c) => c.name);
@@ -92,8 +120,8 @@ function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefin
   // No aliases: an alias would shadow a column of the same name in ORDER BY and WHERE.
   const select = `SELECT ${[values, ...keys].join(", ")} FROM ${quoteIdent(table)}`;
 
-  let after: string[] | null = null;
-  let offset = 0;
+  let after = start.after;
+  let offset = start.offset;
   for (;;) {
     const query: string = pageQuery(select, walk, after, offset);
     let text = "";
@@ -105,7 +133,7 @@ function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefin
       if (text.length >= DUMP_CHUNK_CHARS) break;
     }
     offset += rows;
-    if (rows > 0) yield text;
+    if (rows > 0) yield { text, next: { table: start.table, after, offset } };
     if (rows === 0 || (rows < DUMP_BATCH_ROWS && text.length < DUMP_CHUNK_CHARS)) return;
   }
 }
@@ -147,6 +175,18 @@ function pageQuery(select: string, walk: Walk, after: string[] | null, offset: n
   return `${select}${where} ORDER BY ${order.join(",")} LIMIT ${DUMP_BATCH_ROWS}`;
 }
 
+/** A SQL literal as quote() prints it: a position's walk key is inlined into the next page's query. */
+const QUOTED_LITERAL = /^(NULL|-?\d+(\.\d+)?(e[+-]\d+)?|'([^']|'')*'|X'[0-9A-F]*')$/;
+
+/** Whether `position` can be a position in a dump of `tables` tables, its key made of quote() literals. */
+function fits(position: DumpPosition, tables: number): boolean {
+  const { table, after, offset } = position;
+  return (
+    Number.isSafeInteger(table) && table >= -1 && table <= tables && Number.isSafeInteger(offset) && offset >= 0 &&
+    (after === null || (Array.isArray(after) && after.every((v) => typeof v === "string" && QUOTED_LITERAL.test(v))))
+  );
+}
+
 /** AUTOINCREMENT counters, set after the rows so the next id matches the source exactly. */
 function sequenceRows(sql: SqlStorage): string {
   // One row per AUTOINCREMENT table, so the whole list is small.
@@ -166,6 +206,14 @@ export interface DumpCursorOptions {
   onDone?: (why: DumpEnd) => void;
   /** The dump fails when nobody reads it for this long. */
   idleTimeoutMs?: number;
+  /** Where to start: a position an earlier piece ended at (default: the start). */
+  from?: DumpPosition;
+}
+
+/** One read of a dump: about DUMP_READ_CHARS of SQL as UTF-8, and where the dump stands after it (null: the end). */
+export interface DumpPiece {
+  bytes: Uint8Array;
+  next: DumpPosition | null;
 }
 
 /**
@@ -174,7 +222,7 @@ export interface DumpCursorOptions {
  * out these pieces over RPC one call at a time; see dump-stream.ts for the reading side.
  */
 export class DumpCursor {
-  readonly #pieces: Generator<string, void, undefined>;
+  readonly #pieces: Generator<DumpText, void, undefined>;
   readonly #options: DumpCursorOptions;
   readonly #encoder = new TextEncoder();
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -182,33 +230,35 @@ export class DumpCursor {
   #failure: Error | undefined;
 
   constructor(sql: SqlStorage, options: DumpCursorOptions = {}) {
-    this.#pieces = dumpSql(sql);
+    this.#pieces = dumpSql(sql, options.from);
     this.#options = options;
     this.#arm();
   }
 
-  /** The next piece as UTF-8, about DUMP_READ_CHARS long; null once the dump has all been read. */
-  read(): Uint8Array | null {
+  /** The next piece, about DUMP_READ_CHARS long; null once the dump has all been read. */
+  read(): DumpPiece | null {
     if (this.#failure) throw this.#failure;
     if (this.#ended) return null;
     const parts: string[] = [];
     let chars = 0;
+    let next: DumpPosition | null = null;
     try {
       while (chars < DUMP_READ_CHARS) {
-        const next = this.#pieces.next();
-        if (next.done) {
+        const piece = this.#pieces.next();
+        if (piece.done) {
           this.#finish("end");
           break;
         }
-        parts.push(next.value);
-        chars += next.value.length;
+        parts.push(piece.value.text);
+        chars += piece.value.text.length;
+        next = piece.value.next;
       }
     } catch (err) {
       this.#finish("error");
       throw err;
     }
     if (!this.#ended) this.#arm();
-    return parts.length === 0 && this.#ended ? null : this.#encoder.encode(parts.join(""));
+    return parts.length === 0 && this.#ended ? null : { bytes: this.#encoder.encode(parts.join("")), next };
   }
 
   /** Ends the dump early (the reader cancelled); safe to call more than once. */

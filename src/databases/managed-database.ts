@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { DumpCursor } from "./dump";
+import { DUMP_START, DumpCursor, type DumpEnd, type DumpPiece, type DumpPosition } from "./dump";
 import { WriteHold } from "./write-hold";
 import { splitStatements } from "./split-sql";
 import { fromBase64, toBase64 } from "../lib/encoding";
@@ -25,6 +25,31 @@ export type ExecuteOutcome =
  * keep the database's SQL calls waiting. Longer than one archive part takes to upload.
  */
 export const DUMP_IDLE_TIMEOUT_MS = 120_000;
+
+/**
+ * A leased dump (an export's, read over several queue invocations) keeps writes held this long
+ * after its last read, so the next invocation, or the retry of one that crashed, finds the same
+ * snapshot. Longer than a continuation takes to be delivered and than the first retries' backoff.
+ */
+export const DUMP_LEASE_MS = 5 * 60_000;
+
+/** What openDump takes. */
+export interface OpenDumpOptions {
+  /** A lease (named by an export's id) that holds writes across readers, so a later one can resumeDump. */
+  lease?: string;
+}
+
+/** A lease as the object's storage keeps it, so it outlives the object's eviction. */
+interface LeaseRecord {
+  id: string;
+  expiresAt: number;
+}
+const LEASE_KEY = "dump-lease";
+
+interface Lease extends LeaseRecord {
+  release: () => void;
+  timer: ReturnType<typeof setTimeout>;
+}
 
 /** At most this many rows of one statement go back to the console. */
 export const MAX_RESULT_ROWS = 1000;
@@ -56,6 +81,18 @@ export class ManagedDatabase extends DurableObject<Env> {
   readonly #hold = new WriteHold();
   /** Open dumps by id: each holds SQL calls until it is read to the end, closed or left idle. */
   readonly #dumps = new Map<string, DumpCursor>();
+  /** The dump lease in force, if any: it holds SQL calls until the dump ends, is released, or expires. */
+  #lease: Lease | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // A lease outlives the object: SQL calls of a fresh instance wait for it too.
+    void ctx.blockConcurrencyWhile(async () => {
+      const saved = await ctx.storage.get<LeaseRecord>(LEASE_KEY);
+      if (saved && saved.expiresAt > Date.now()) this.#holdLease(saved);
+      else if (saved) await ctx.storage.delete(LEASE_KEY);
+    });
+  }
 
   /**
    * Runs one or more statements as one transaction: all of them apply or none does.
@@ -71,38 +108,97 @@ export class ManagedDatabase extends DurableObject<Env> {
    * Opens a dump of the whole database as SQL text (see dump.ts); returns its id for readDump.
    * SQL calls wait until the dump has been read to the end, closed, or left unread for
    * DUMP_IDLE_TIMEOUT_MS, so the dump is one consistent snapshot.
+   *
+   * Under a lease (`options.lease`), SQL calls wait instead until the dump has been read to its
+   * end, the lease is released, or DUMP_LEASE_MS pass without a read: a later reader may then take
+   * the dump up again with resumeDump.
    */
-  openDump(): string {
+  openDump(options: OpenDumpOptions = {}): string {
     const id = crypto.randomUUID();
-    const release = this.#hold.acquire();
+    const { lease } = options;
+    if (lease === undefined) {
+      this.#open(id, DUMP_START, this.#hold.acquire());
+    } else {
+      this.#takeLease(lease);
+      this.#open(id, DUMP_START, (why) => why === "end" && this.releaseDump(lease));
+    }
+    return id;
+  }
+
+  /**
+   * Takes a leased dump up again at `from` (where an earlier piece of it ended): the pieces that
+   * follow are the very text that followed then. Null when the lease is no longer held: the
+   * database may have taken writes since, so the dump must start over.
+   */
+  resumeDump(lease: string, from: DumpPosition): string | null {
+    if (!(this.#lease?.id === lease && this.#lease.expiresAt > Date.now())) return null;
+    const id = crypto.randomUUID();
+    this.#takeLease(lease);
+    this.#open(id, from, (why) => why === "end" && this.releaseDump(lease));
+    return id;
+  }
+
+  #open(id: string, from: DumpPosition, onDone: (why: DumpEnd) => unknown): void {
     const cursor = new DumpCursor(this.ctx.storage.sql, {
+      from,
       idleTimeoutMs: DUMP_IDLE_TIMEOUT_MS,
       onDone: (why) => {
-        release();
+        onDone(why);
         // A dump read to its end stays until its reader has been told so (readDump answers null).
         if (why !== "end") this.#dumps.delete(id);
       },
     });
     this.#dumps.set(id, cursor);
-    return id;
   }
 
   /**
-   * The next piece of an open dump (about 1 MiB of SQL), or null once it has all been read. Each
-   * piece is produced only when asked for, so the reader sets the pace and nothing piles up.
+   * The next piece of an open dump (about 1 MiB of SQL) and where the dump stands after it, or
+   * null once it has all been read. Each piece is produced only when asked for, so the reader sets
+   * the pace and nothing piles up.
    */
-  readDump(id: string): Uint8Array | null {
+  readDump(id: string): DumpPiece | null {
     const cursor = this.#dumps.get(id);
     if (!cursor) throw new Error("This dump is no longer open: it was closed, failed, or left unread for too long.");
     const piece = cursor.read();
     if (piece === null) this.#dumps.delete(id);
+    else if (this.#lease) this.#takeLease(this.#lease.id);
     return piece;
   }
 
-  /** Closes an open dump early (its reader cancelled); SQL calls go on. */
+  /** Closes an open dump early (its reader cancelled or paused); SQL calls go on unless a lease holds them. */
   closeDump(id: string): void {
     this.#dumps.get(id)?.close();
     this.#dumps.delete(id);
+  }
+
+  /** Ends a dump lease (its export ended some other way): SQL calls go on. */
+  releaseDump(lease: string): void {
+    if (this.#lease?.id !== lease) return;
+    this.#lease.release();
+    clearTimeout(this.#lease.timer);
+    this.#lease = undefined;
+    void this.ctx.storage.delete(LEASE_KEY);
+  }
+
+  /** Takes `lease` (ending any other) or renews it: it holds SQL calls for DUMP_LEASE_MS from now. */
+  #takeLease(lease: string): void {
+    if (this.#lease && this.#lease.id !== lease) this.releaseDump(this.#lease.id);
+    const record = { id: lease, expiresAt: Date.now() + DUMP_LEASE_MS };
+    void this.ctx.storage.put(LEASE_KEY, record);
+    if (this.#lease) {
+      clearTimeout(this.#lease.timer);
+      Object.assign(this.#lease, record, { timer: this.#expireAt(record) });
+    } else {
+      this.#holdLease(record);
+    }
+  }
+
+  #holdLease(record: LeaseRecord): void {
+    this.#lease = { ...record, release: this.#hold.acquire(), timer: this.#expireAt(record) };
+  }
+
+  #expireAt(record: LeaseRecord): ReturnType<typeof setTimeout> {
+    return setTimeout(() => this.releaseDump(record.id), Math.max(0, record.expiresAt - Date.now()));
   }
 
   #run(sql: string, params: SqlValue[]): ExecuteOutcome {

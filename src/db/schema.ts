@@ -81,6 +81,13 @@ export const exports = sqliteTable(
     deadlineAt: integer("deadline_at").notNull().default(0),
     /** Internal failure detail for operators; never sent to clients. */
     failureReason: text("failure_reason"),
+    /**
+     * Checkpoints of a running export's job so far: each queue invocation goes on from the last
+     * one and stores the next only over the one it started from (two tries cannot both store theirs).
+     */
+    step: integer("step").notNull().default(0),
+    /** The last checkpoint (JSON, see src/exports/progress.ts); null before the first and once finished. */
+    progress: text("progress"),
   },
   (t) => [
     index("exports_database_idx").on(t.databaseId, t.createdAt),

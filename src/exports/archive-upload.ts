@@ -1,10 +1,18 @@
-import { toHex } from "../lib/encoding";
+import { DUMP_START, type DumpPosition } from "../databases/dump";
 import { nextTurn } from "../lib/event-loop";
-import { stagingKey } from "./store";
+import { Sha256 } from "../lib/sha256";
+import type { ExportProgress, TrackedObject, TrackedUpload } from "./progress";
 
 /**
- * Writing an archive to R2 with flat memory: the gzip bytes are hashed as they pass and cut into
- * equal parts; at most one part is held at a time.
+ * Writing an archive to R2 over as many queue invocations as it takes, with flat memory: each
+ * invocation's gzip bytes are hashed as they pass and cut into equal parts; at most two parts are
+ * held at a time. What is left after the last full part (the carry) waits in a small R2 object for
+ * the next invocation, because R2 wants every part but the last to be the same size.
+ *
+ * R2 fixes an object's custom metadata when its upload is created, before the hash is known. So
+ * the parts go to a staging object first; once the hash is known, a second multipart upload,
+ * created with the metadata, copies them across from ranged reads of the staging object (no dump
+ * or gzip runs twice), also over as many invocations as it takes, and the staging object is deleted.
  */
 
 /** R2 refuses a multipart part below 5 MiB, except the last. */
@@ -27,97 +35,201 @@ export interface UploadedArchive {
   sha256: string;
 }
 
-/** Tuning and extra metadata for uploadArchive. */
-export interface UploadOptions {
+/** Where one archive goes, and the bookkeeping of R2 work it may leave owed (cleanup.ts). */
+export interface ArchiveTarget {
+  bucket: R2Bucket;
+  key: string;
   /** Size of every part but the last; at least R2_MIN_PART_BYTES. */
-  partBytes?: number;
+  partBytes: number;
   /** Extra custom metadata (e.g. ids) stored with sha256 and size. */
-  metadata?: Record<string, string>;
-  /**
-   * Told of every multipart upload as it is created; `done` once it is completed or aborted. An
-   * upload whose `done` never came (the isolate died) is left for whoever tracks it to abort.
-   */
-  track?: (upload: { key: string; uploadId: string }) => Promise<{ done: () => Promise<unknown> }>;
+  metadata: Record<string, string>;
+  /** Records a new multipart upload as owed an abort; returns the record's id. */
+  trackUpload: (key: string, uploadId: string) => Promise<string>;
+  /** Records an object about to be written as owed a deletion. */
+  trackObject: (key: string) => Promise<TrackedObject>;
+  /** Forgets records whose work is no longer owed. */
+  untrack: (ids: string[]) => Promise<void>;
+  /** Deletes tracked objects now (what fails stays owed). */
+  drop: (objects: TrackedObject[]) => Promise<void>;
 }
+
+/** One invocation's outcome: the finished archive, or a checkpoint to go on from. */
+export type Stretch =
+  | { archive: UploadedArchive }
+  | {
+      progress: ExportProgress;
+      /** The earlier carry, used up: delete it once the checkpoint is stored (not before). */
+      spent: TrackedObject | null;
+    };
 
 const HTTP_METADATA: R2HTTPMetadata = { contentType: "application/gzip" };
 
-/**
- * Stores `bytes` at `key` with its size and SHA-256 in the object's custom metadata.
- *
- * An archive that fits in one part goes up in one put. A larger one needs a multipart upload,
- * but R2 fixes custom metadata when the upload is created, before the hash is known. So the parts
- * go to a staging object first; once the hash is known, a second multipart upload, created with
- * the metadata, copies them across from ranged reads of the staging object (no dump or gzip runs
- * twice), and the staging object is deleted. An upload that fails is aborted, never left behind.
- */
-export async function uploadArchive(
-  bucket: R2Bucket,
-  key: string,
-  bytes: ReadableStream<Uint8Array>,
-  options: UploadOptions = {},
-): Promise<UploadedArchive> {
-  const partBytes = options.partBytes ?? ARCHIVE_PART_BYTES;
-  if (partBytes < R2_MIN_PART_BYTES) throw new RangeError(`parts must be at least ${R2_MIN_PART_BYTES} bytes`);
-  const digest = new crypto.DigestStream("SHA-256");
-  const hasher = digest.getWriter();
-  const parts = fixedParts(bytes, partBytes, (chunk) => hasher.write(chunk));
-  const finish = async (size: number): Promise<UploadedArchive> => {
-    await hasher.close();
-    return { size, sha256: toHex(await digest.digest) };
-  };
+/** Where the carry of an archive waits between invocations; a fresh name each time, so a stale try cannot overwrite it. */
+export function carryKey(stagingKey: string): string {
+  return `${stagingKey}.carry-${crypto.randomUUID()}`;
+}
 
+/** The checkpoint an export starts from. */
+export function freshProgress(staging: TrackedUpload | null = null): ExportProgress {
+  return { dump: DUMP_START, hash: new Sha256().state(), size: 0, staging: staging && { ...staging, parts: [] }, carry: null, copy: null };
+}
+
+/**
+ * Appends `member` (this invocation's gzip member, which ends where the dump text handed to it
+ * ends) to the archive after the checkpoint `from`. `dumpNext` is read once `member` has ended: where
+ * the dump goes on, or null when it is all done. Returns the next checkpoint, or once the dump is
+ * done, the archive when it fits in one part, else the checkpoint of the copy to come.
+ */
+export async function stageStretch(
+  target: ArchiveTarget,
+  stagingKey: string,
+  from: ExportProgress,
+  member: ReadableStream<Uint8Array>,
+  dumpNext: () => DumpPosition | null,
+): Promise<Stretch> {
+  if (target.partBytes < R2_MIN_PART_BYTES) throw new RangeError(`parts must be at least ${R2_MIN_PART_BYTES} bytes`);
+  const hash = new Sha256(from.hash);
+  let size = from.size;
+  const carried = from.carry ? await readCarry(target.bucket, from.carry.key, from.size % target.partBytes) : new Uint8Array(0);
+  const hashed = member.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        hash.update(chunk);
+        size += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+
+  let staging = from.staging && { ...from.staging, parts: [...from.staging.parts] };
+  let upload = staging && target.bucket.resumeMultipartUpload(stagingKey, staging.uploadId);
+  let rest: Uint8Array | undefined;
+  const parts = fixedParts(prepend(carried, hashed), target.partBytes);
   try {
-    const first = await parts.next();
-    const second = first.done ? first : await parts.next();
-    if (second.done) {
-      const body = first.done ? new Uint8Array(0) : first.value;
-      const archive = await finish(body.byteLength);
-      await bucket.put(key, body, { httpMetadata: HTTP_METADATA, customMetadata: metadata(archive, options), sha256: archive.sha256 });
-      return archive;
+    for await (const part of parts) {
+      if (part.byteLength < target.partBytes) {
+        rest = part;
+        break;
+      }
+      if (!staging || !upload) {
+        upload = await target.bucket.createMultipartUpload(stagingKey, { httpMetadata: HTTP_METADATA });
+        staging = { uploadId: upload.uploadId, trackId: await target.trackUpload(stagingKey, upload.uploadId), parts: [] };
+      }
+      staging.parts.push(await uploadPart(upload, staging.parts.length + 1, part));
     }
-    const all = (async function* () {
-      yield first.value!;
-      yield second.value;
-      yield* parts;
-    })();
-    return await uploadStaged(bucket, key, all, partBytes, options.track ?? untracked, async (size) => metadata(await finish(size), options));
   } finally {
     // Stops reading the source if anything failed, which also ends the dump in the database.
     await parts.return();
   }
-}
 
-/** The multipart path: parts to a staging object, then copied under `key` with the metadata. */
-async function uploadStaged(
-  bucket: R2Bucket,
-  key: string,
-  parts: AsyncIterable<Uint8Array>,
-  partBytes: number,
-  track: NonNullable<UploadOptions["track"]>,
-  describe: (size: number) => Promise<ArchiveMetadata>,
-): Promise<UploadedArchive> {
-  const staging = stagingKey(key);
-  try {
-    const staged = await uploadParts(await bucket.createMultipartUpload(staging, { httpMetadata: HTTP_METADATA }), parts, track);
-    const customMetadata = await describe(staged.size);
-    const copy = await bucket.createMultipartUpload(key, { httpMetadata: HTTP_METADATA, customMetadata });
-    const copied = await uploadParts(copy, copyParts(bucket, staging, staged.size, partBytes), track);
-    // Same bytes cut at the same places give the same multipart ETag: a cheap check of the copy.
-    if (copied.etag !== staged.etag || copied.size !== staged.size) {
-      await bucket.delete(key);
-      throw new Error("the copied archive differs from the staged one");
-    }
-    return { size: staged.size, sha256: customMetadata.sha256 };
-  } finally {
-    await bucket.delete(staging);
+  const dump = dumpNext();
+  if (dump !== null) {
+    const carry = rest ? await writeCarry(target, stagingKey, rest) : null;
+    return { progress: { dump, hash: hash.state(), size, staging, carry, copy: null }, spent: from.carry };
   }
+  const state = hash.state();
+  const sha256 = hash.hex();
+  const metadata = describe(target, { size, sha256 });
+  if (!staging || !upload) {
+    // The whole archive is this one part: it goes up in one put, metadata and all.
+    const body = rest ?? new Uint8Array(0);
+    await target.bucket.put(target.key, body, { httpMetadata: HTTP_METADATA, customMetadata: metadata, sha256 });
+    if (from.carry) await target.drop([from.carry]);
+    return { archive: { size, sha256 } };
+  }
+  if (rest) staging.parts.push(await uploadPart(upload, staging.parts.length + 1, rest));
+  const staged = await upload.complete(staging.parts);
+  await target.untrack([staging.trackId]);
+  const copy = { sha256, staged: { size: staged.size, etag: staged.etag }, upload: null };
+  return { progress: { dump: null, hash: state, size, staging, carry: null, copy }, spent: from.carry };
 }
 
-const untracked: NonNullable<UploadOptions["track"]> = async () => ({ done: async () => {} });
+/**
+ * Copies the staged parts under the archive's key, with the metadata, from the checkpoint `from`;
+ * stops after `budgetBytes` (at least one part) with the next checkpoint, or returns the archive.
+ */
+export async function copyStretch(target: ArchiveTarget, stagingKey: string, from: ExportProgress, budgetBytes: number): Promise<Stretch> {
+  const copy = from.copy;
+  if (!copy) throw new Error("the archive is not staged yet");
+  const { size, etag } = copy.staged;
+  let uploadState = copy.upload && { ...copy.upload, parts: [...copy.upload.parts] };
+  let upload: R2MultipartUpload;
+  if (uploadState) {
+    upload = target.bucket.resumeMultipartUpload(target.key, uploadState.uploadId);
+  } else {
+    const customMetadata = describe(target, { size, sha256: copy.sha256 });
+    upload = await target.bucket.createMultipartUpload(target.key, { httpMetadata: HTTP_METADATA, customMetadata });
+    uploadState = { uploadId: upload.uploadId, trackId: await target.trackUpload(target.key, upload.uploadId), parts: [] };
+  }
+  let copied = 0;
+  for (let offset = uploadState.parts.length * target.partBytes; offset < size; offset += target.partBytes) {
+    if (copied > 0 && copied >= budgetBytes) {
+      return { progress: { ...from, copy: { ...copy, upload: uploadState } }, spent: null };
+    }
+    const length = Math.min(target.partBytes, size - offset);
+    const part = await target.bucket.get(stagingKey, { range: { offset, length } });
+    if (!part) throw new Error("the staged archive disappeared during the copy");
+    uploadState.parts.push(await uploadPart(upload, uploadState.parts.length + 1, part.body));
+    copied += length;
+  }
+  const object = await upload.complete(uploadState.parts);
+  await target.untrack([uploadState.trackId]);
+  // Same bytes cut at the same places give the same multipart ETag: a cheap check of the copy.
+  if (object.etag !== etag || object.size !== size) {
+    await target.bucket.delete(target.key);
+    throw new Error("the copied archive differs from the staged one");
+  }
+  await target.bucket.delete(stagingKey);
+  return { archive: { size, sha256: copy.sha256 } };
+}
 
-function metadata(archive: UploadedArchive, options: UploadOptions): ArchiveMetadata {
-  return { ...options.metadata, sha256: archive.sha256, size: String(archive.size) };
+function describe(target: ArchiveTarget, archive: UploadedArchive): ArchiveMetadata {
+  return { ...target.metadata, sha256: archive.sha256, size: String(archive.size) };
+}
+
+async function uploadPart(upload: R2MultipartUpload, number: number, part: Uint8Array | ReadableStream): Promise<R2UploadedPart> {
+  if (number > R2_MAX_PARTS) throw new Error(`the archive needs more than ${R2_MAX_PARTS} parts`);
+  const uploaded = await upload.uploadPart(number, part);
+  // A part is many megabytes moved between the Worker and the bucket binding: a turn of the
+  // event loop between parts keeps the isolate's other requests answered during a long upload.
+  await nextTurn();
+  return { partNumber: uploaded.partNumber, etag: uploaded.etag };
+}
+
+async function readCarry(bucket: R2Bucket, key: string, expected: number): Promise<Uint8Array> {
+  const object = await bucket.get(key);
+  const bytes = object ? new Uint8Array(await object.arrayBuffer()) : null;
+  if (bytes?.byteLength !== expected) throw new Error("the archive's carried bytes are missing or damaged");
+  return bytes;
+}
+
+async function writeCarry(target: ArchiveTarget, stagingKey: string, bytes: Uint8Array): Promise<TrackedObject> {
+  const carry = await target.trackObject(carryKey(stagingKey));
+  await target.bucket.put(carry.key, bytes);
+  return carry;
+}
+
+/** `head`, then the bytes of `rest`. */
+function prepend(head: Uint8Array, rest: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  if (head.byteLength === 0) return rest;
+  const reader = rest.getReader();
+  let first = true;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (first) {
+          first = false;
+          controller.enqueue(head);
+          return;
+        }
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /**
@@ -154,41 +266,4 @@ export async function* fixedParts(
     }
   }
   if (part && filled > 0) yield part.slice(0, filled);
-}
-
-/** Uploads the parts in order and completes the upload; aborts it on any error. */
-async function uploadParts(
-  upload: R2MultipartUpload,
-  parts: AsyncIterable<Uint8Array | ReadableStream>,
-  track: NonNullable<UploadOptions["track"]>,
-): Promise<{ size: number; etag: string }> {
-  let tracked: Awaited<ReturnType<typeof track>> | undefined;
-  try {
-    tracked = await track({ key: upload.key, uploadId: upload.uploadId });
-    const uploaded: R2UploadedPart[] = [];
-    for await (const part of parts) {
-      if (uploaded.length === R2_MAX_PARTS) throw new Error(`the archive needs more than ${R2_MAX_PARTS} parts`);
-      uploaded.push(await upload.uploadPart(uploaded.length + 1, part));
-      // A part is many megabytes moved between the Worker and the bucket binding: a turn of the
-      // event loop between parts keeps the isolate's other requests answered during a long upload.
-      await nextTurn();
-    }
-    const object = await upload.complete(uploaded);
-    await tracked.done();
-    return { size: object.size, etag: object.etag };
-  } catch (err) {
-    // An abort that fails stays tracked, so it is tried again later.
-    // A record left behind only costs the sweep one abort of an upload that no longer exists.
-    if (await upload.abort().then(() => true, () => false)) await tracked?.done().catch(() => {});
-    throw err;
-  }
-}
-
-/** The staging object again, as ranged reads aligned on the part size. */
-async function* copyParts(bucket: R2Bucket, key: string, size: number, partBytes: number): AsyncGenerator<ReadableStream> {
-  for (let offset = 0; offset < size; offset += partBytes) {
-    const part = await bucket.get(key, { range: { offset, length: Math.min(partBytes, size - offset) } });
-    if (!part) throw new Error("the staged archive disappeared during the copy");
-    yield part.body;
-  }
 }

@@ -54,7 +54,22 @@ export async function deleteObjects(env: Env, keys: string[], now: number): Prom
 export async function trackUpload(env: Env, upload: { key: string; uploadId: string; exportId: string }, now: number) {
   const id = crypto.randomUUID();
   await database(env).insert(r2Cleanup).values({ id, ...upload, createdAt: now });
-  return { done: () => database(env).delete(r2Cleanup).where(inArray(r2Cleanup.id, [id])).run() };
+  return { id, done: () => untrack(env, [id]) };
+}
+
+/**
+ * Records an object an export's job is about to write as owed a deletion: the job deletes it once
+ * it is used up (`settle`), and the sweep does once the export is no longer in flight.
+ */
+export async function trackObject(env: Env, object: { key: string; exportId: string }, now: number): Promise<OwedWork> {
+  const work = { id: crypto.randomUUID(), key: object.key, uploadId: null, exportId: object.exportId };
+  await database(env).insert(r2Cleanup).values({ ...work, createdAt: now });
+  return work;
+}
+
+/** Forgets tracked work that is no longer owed (an upload that completed). */
+export async function untrack(env: Env, ids: string[]): Promise<void> {
+  if (ids.length > 0) await database(env).delete(r2Cleanup).where(inArray(r2Cleanup.id, ids));
 }
 
 /** Does each piece of work; removes the rows that are done, counts a try on the others. */

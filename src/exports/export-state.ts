@@ -51,11 +51,23 @@ export interface JobLimits {
 }
 
 /**
- * The moment (Unix ms) after which no try of an export accepted at `createdAt` can still be
- * running: every try at its longest, every backoff between tries, and the slack.
+ * The moment (Unix ms) after which no try of a job message sent at `sentAt` can still be running:
+ * every try at its longest, every backoff between tries, and the slack. An export's first message
+ * goes out when it is accepted (`createdAt`).
  */
-export function exportDeadline(createdAt: number, limits: JobLimits): number {
+export function exportDeadline(sentAt: number, limits: JobLimits): number {
   let seconds = limits.attempts * limits.invocationSeconds + limits.slackSeconds;
   for (let attempt = 1; attempt < limits.attempts; attempt++) seconds += limits.retryDelaySeconds(attempt);
-  return createdAt + seconds * 1000;
+  return sentAt + seconds * 1000;
+}
+
+/**
+ * The deadline of an export after a checkpoint at `checkpointAt`: a large export takes many
+ * invocations, each ending with a checkpoint and a fresh message for the next, which gets the
+ * whole window of tries again. So the deadline is the window from the last checkpoint (never
+ * earlier than before): an export that keeps making progress is never failed by it, and one
+ * that stops fails one window after its last progress, as a one-invocation export does.
+ */
+export function deadlineAfterCheckpoint(deadlineAt: number, checkpointAt: number, limits: JobLimits): number {
+  return Math.max(deadlineAt, exportDeadline(checkpointAt, limits));
 }

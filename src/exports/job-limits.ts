@@ -1,4 +1,4 @@
-import { exportDeadline, type JobLimits } from "./export-state";
+import { deadlineAfterCheckpoint, exportDeadline, type JobLimits } from "./export-state";
 
 /**
  * The limits one export job runs under, as wrangler.toml and the platform set them, and the
@@ -32,4 +32,9 @@ export const EXPORT_JOB_LIMITS: JobLimits = {
 /** The deadline of an export accepted at `createdAt` (Unix ms): 82.5 minutes later as deployed. */
 export function deadlineFor(createdAt: number): number {
   return exportDeadline(createdAt, EXPORT_JOB_LIMITS);
+}
+
+/** The deadline of an export whose job stored a checkpoint at `checkpointAt` (Unix ms). */
+export function deadlineAfter(deadlineAt: number, checkpointAt: number): number {
+  return deadlineAfterCheckpoint(deadlineAt, checkpointAt, EXPORT_JOB_LIMITS);
 }

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, inArray, lte, ne } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, lte, ne, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { database } from "../db/client";
 import { databases, exports } from "../db/schema";
@@ -78,14 +78,38 @@ export async function latestUnfailedExport(env: Env, databaseId: string): Promis
   return row ?? null;
 }
 
-/** A try of the job takes the export: `running`, unless it is no longer in flight or past its deadline. */
-export async function claimExport(env: Env, ref: ExportRef, now: number, attempts: number): Promise<boolean> {
+/** What a claimed export's job goes on from: its checkpoint count and last checkpoint (JSON, progress.ts). */
+export interface ClaimedExport {
+  step: number;
+  progress: string | null;
+  deadlineAt: number;
+}
+
+/**
+ * A try of the job takes the export: `running`, unless it is no longer in flight or past its
+ * deadline (null). It goes on from the export's latest checkpoint, whichever message it came by.
+ */
+export async function claimExport(env: Env, ref: ExportRef, now: number, attempts: number): Promise<ClaimedExport | null> {
   const claimed = await database(env)
     .update(exports)
-    .set({ status: "running", startedAt: now, attempts })
+    .set({ status: "running", startedAt: sql`coalesce(${exports.startedAt}, ${now})`, attempts })
     .where(and(byRef(ref), inArray(exports.status, IN_FLIGHT_STATUSES), gt(exports.deadlineAt, now)))
+    .returning({ step: exports.step, progress: exports.progress, deadlineAt: exports.deadlineAt });
+  return claimed[0] ?? null;
+}
+
+/**
+ * Stores checkpoint `step + 1` of a running export with its new deadline (see deadlineAfterCheckpoint).
+ * False when the export is no longer running at checkpoint `step` (failed, deleted, or another
+ * try from the same checkpoint got there first): the caller's work is then not the export's.
+ */
+export async function checkpointExport(env: Env, ref: ExportRef, step: number, progress: string, deadlineAt: number, now: number): Promise<boolean> {
+  const updated = await database(env)
+    .update(exports)
+    .set({ step: step + 1, progress, deadlineAt })
+    .where(and(byRef(ref), eq(exports.status, "running"), eq(exports.step, step), gt(exports.deadlineAt, now)))
     .returning({ id: exports.id });
-  return claimed.length === 1;
+  return updated.length === 1;
 }
 
 /**
@@ -95,7 +119,7 @@ export async function claimExport(env: Env, ref: ExportRef, now: number, attempt
 export async function markExportReady(env: Env, ref: ExportRef, archive: { size: number; sha256: string }, now: number): Promise<boolean> {
   const updated = await database(env)
     .update(exports)
-    .set({ status: "ready", finishedAt: now, sizeBytes: archive.size, sha256: archive.sha256, failureReason: null })
+    .set({ status: "ready", finishedAt: now, sizeBytes: archive.size, sha256: archive.sha256, failureReason: null, progress: null })
     .where(and(byRef(ref), eq(exports.status, "running")))
     .returning({ id: exports.id });
   return updated.length === 1;
@@ -109,7 +133,7 @@ export async function markExportReady(env: Env, ref: ExportRef, archive: { size:
 export async function markExportFailed(env: Env, ref: ExportRef, reason: string, now: number): Promise<boolean> {
   const failed = await database(env)
     .update(exports)
-    .set({ status: "failed", finishedAt: now, failureReason: reason.slice(0, MAX_REASON_CHARS) })
+    .set({ status: "failed", finishedAt: now, failureReason: reason.slice(0, MAX_REASON_CHARS), progress: null })
     .where(and(byRef(ref), inArray(exports.status, IN_FLIGHT_STATUSES)))
     .returning({ id: exports.id });
   if (failed.length === 0) return false;

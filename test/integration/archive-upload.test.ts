@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fixedParts, R2_MIN_PART_BYTES, uploadArchive } from "../../src/exports/archive-upload";
+import type { DumpPosition } from "../../src/databases/dump";
+import { type ArchiveTarget, copyStretch, fixedParts, freshProgress, R2_MIN_PART_BYTES, stageStretch } from "../../src/exports/archive-upload";
 import { stagingKey } from "../../src/exports/store";
 import { sha256Of } from "./export-helpers";
 
@@ -26,24 +27,67 @@ function source(total: number, failAfter = false): { stream: ReadableStream<Uint
   return { stream, bytes };
 }
 
-/** The real bucket, remembering the multipart uploads it creates so a test can look at them after. */
-function recordingBucket() {
-  const uploads: R2MultipartUpload[] = [];
-  const real = env.ARCHIVES;
-  const bucket = {
-    head: real.head.bind(real),
-    get: real.get.bind(real),
-    put: real.put.bind(real),
-    delete: real.delete.bind(real),
-    list: real.list.bind(real),
-    resumeMultipartUpload: real.resumeMultipartUpload.bind(real),
-    async createMultipartUpload(key: string, options?: R2MultipartOptions) {
-      const upload = await real.createMultipartUpload(key, options);
-      uploads.push(upload);
-      return upload;
+/** A target in the real bucket whose bookkeeping is kept in memory. */
+function testTarget(key: string) {
+  const owed = new Set<string>();
+  const target: ArchiveTarget = {
+    bucket: env.ARCHIVES,
+    key,
+    partBytes: R2_MIN_PART_BYTES,
+    metadata: { export_id: "e1" },
+    trackUpload: async () => crypto.randomUUID(),
+    trackObject: async (object) => {
+      owed.add(object);
+      return { key: object, trackId: crypto.randomUUID() };
     },
-  } as R2Bucket;
-  return { bucket, uploads };
+    untrack: async () => {},
+    drop: async (objects) => {
+      for (const o of objects) {
+        await env.ARCHIVES.delete(o.key);
+        owed.delete(o.key);
+      }
+    },
+  };
+  return { target, owed };
+}
+
+const AT: DumpPosition = { table: 0, after: null, offset: 0 };
+
+/** Writes `bytes` as stretches cut at `cuts`, the last one finishing the dump, then copies with `copyBudget` per invocation. */
+async function writeInStretches(key: string, bytes: Uint8Array, cuts: number[], copyBudget: number) {
+  const { target, owed } = testTarget(key);
+  let progress = freshProgress();
+  let stretches = 0;
+  const ends = [...cuts, bytes.byteLength];
+  let from = 0;
+  for (const [i, end] of ends.entries()) {
+    const last = i === ends.length - 1;
+    const stretch = await stageStretch(target, stagingKey(key), progress, chunked(bytes.subarray(from, end)), () => (last ? null : AT));
+    stretches++;
+    from = end;
+    if ("archive" in stretch) return { archive: stretch.archive, stretches, owed };
+    if (stretch.spent) await target.drop([stretch.spent]);
+    progress = stretch.progress;
+  }
+  for (;;) {
+    const copied = await copyStretch(target, stagingKey(key), progress, copyBudget);
+    stretches++;
+    if ("archive" in copied) return { archive: copied.archive, stretches, owed };
+    progress = copied.progress;
+  }
+}
+
+/** `bytes` as a stream of uneven chunks. */
+function chunked(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  let offset = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (offset >= bytes.byteLength) return controller.close();
+      const size = Math.min(bytes.byteLength - offset, 300_000 + (offset % 7) * 1000);
+      controller.enqueue(bytes.slice(offset, offset + size));
+      offset += size;
+    },
+  });
 }
 
 describe("fixedParts", () => {
@@ -83,44 +127,49 @@ describe("fixedParts", () => {
   });
 });
 
-describe("uploadArchive", () => {
-  it("puts a small archive in one go with its hash and size", async () => {
+describe("stageStretch and copyStretch", () => {
+  it("put a small archive in one go with its hash and size", async () => {
     const key = `test/${crypto.randomUUID()}.gz`;
-    const { stream, bytes } = source(1000);
-    const result = await uploadArchive(env.ARCHIVES, key, stream, { partBytes: R2_MIN_PART_BYTES });
+    const { bytes } = source(1000);
+    const { archive, stretches } = await writeInStretches(key, bytes, [], R2_MIN_PART_BYTES);
     const object = await env.ARCHIVES.get(key);
-    expect(result).toEqual({ size: 1000, sha256: await sha256Of(bytes) });
+    expect({ archive, stretches }).toEqual({ archive: { size: 1000, sha256: await sha256Of(bytes) }, stretches: 1 });
     expect(new Uint8Array(await object!.arrayBuffer())).toEqual(bytes);
-    expect(object!.customMetadata).toEqual({ sha256: result.sha256, size: "1000" });
+    expect(object!.customMetadata).toEqual({ export_id: "e1", sha256: archive.sha256, size: "1000" });
   });
 
-  it("uploads a large archive in equal parts and copies it under its key with the metadata", async () => {
+  it("write an archive over several invocations in equal parts, carrying what is left over, and copy it under its key with the metadata", async () => {
     const key = `test/${crypto.randomUUID()}.gz`;
     const total = 2 * R2_MIN_PART_BYTES + 12345;
-    const { stream, bytes } = source(total);
-    const result = await uploadArchive(env.ARCHIVES, key, stream, { partBytes: R2_MIN_PART_BYTES, metadata: { export_id: "e1" } });
+    const { bytes } = source(total);
+    // Stretches shorter than a part (carried whole), across a part boundary, and exactly on one.
+    const cuts = [3 * MiB, 4 * MiB, 7 * MiB, R2_MIN_PART_BYTES * 2];
+    const { archive, stretches, owed } = await writeInStretches(key, bytes, cuts, 1);
+    expect(stretches).toBe(cuts.length + 1 + 3);
     const object = await env.ARCHIVES.get(key);
-    expect(result).toEqual({ size: total, sha256: await sha256Of(bytes) });
-    expect(await sha256Of(await object!.arrayBuffer())).toBe(result.sha256);
-    expect(object!.customMetadata).toEqual({ export_id: "e1", sha256: result.sha256, size: String(total) });
+    expect(archive).toEqual({ size: total, sha256: await sha256Of(bytes) });
+    expect(await sha256Of(await object!.arrayBuffer())).toBe(archive.sha256);
+    expect(object!.customMetadata).toEqual({ export_id: "e1", sha256: archive.sha256, size: String(total) });
     expect(object!.etag).toMatch(/-3$/);
-    expect(await env.ARCHIVES.head(stagingKey(key))).toBeNull();
-   }, 60_000);
+    expect((await env.ARCHIVES.list({ prefix: stagingKey(key) })).objects).toEqual([]);
+    expect(owed.size).toBe(0);
+  }, 60_000);
 
-  it("aborts the multipart upload and stores nothing when the source breaks midway", async () => {
+  it("leave the checkpoint they started from usable when the source breaks midway", async () => {
     const key = `test/${crypto.randomUUID()}.gz`;
-    const { bucket, uploads } = recordingBucket();
-    const { stream } = source(2 * R2_MIN_PART_BYTES + 2 * MiB, true);
-    await expect(uploadArchive(bucket, key, stream, { partBytes: R2_MIN_PART_BYTES })).rejects.toThrow("source broke");
-    expect(uploads).toHaveLength(1);
-    // An aborted upload takes no more parts.
-    const resumed = env.ARCHIVES.resumeMultipartUpload(uploads[0]!.key, uploads[0]!.uploadId);
-    await expect(resumed.uploadPart(1, new Uint8Array(10))).rejects.toThrow();
-    expect(await env.ARCHIVES.head(key)).toBeNull();
-    expect(await env.ARCHIVES.head(stagingKey(key))).toBeNull();
-  });
+    const { target } = testTarget(key);
+    const { bytes } = source(3 * MiB + 5);
+    const first = await stageStretch(target, stagingKey(key), freshProgress(), chunked(bytes.subarray(0, 3 * MiB)), () => AT);
+    if ("archive" in first) throw new Error("not done yet");
+    const { stream } = source(2 * R2_MIN_PART_BYTES, true);
+    await expect(stageStretch(target, stagingKey(key), first.progress, stream, () => AT)).rejects.toThrow("source broke");
+    const again = await stageStretch(target, stagingKey(key), first.progress, chunked(bytes.subarray(3 * MiB)), () => null);
+    expect("archive" in again && again.archive).toEqual({ size: bytes.byteLength, sha256: await sha256Of(bytes) });
+    expect(await sha256Of(await (await env.ARCHIVES.get(key))!.arrayBuffer())).toBe(await sha256Of(bytes));
+  }, 60_000);
 
-  it("refuses parts smaller than R2 accepts", async () => {
-    await expect(uploadArchive(env.ARCHIVES, "test/x", source(10).stream, { partBytes: 1024 })).rejects.toThrow(RangeError);
+  it("refuse parts smaller than R2 accepts", async () => {
+    const { target } = testTarget("test/x");
+    await expect(stageStretch({ ...target, partBytes: 1024 }, "test/x.staging", freshProgress(), source(10).stream, () => null)).rejects.toThrow(RangeError);
   });
 });

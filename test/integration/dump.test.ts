@@ -207,7 +207,7 @@ describe("database dump", () => {
     const outcome = await withSql(db.stub, (sql) => {
       let released = false;
       const cursor = new DumpCursor(sql, { onDone: () => (released = true) });
-      const text = new TextDecoder().decode(cursor.read()!);
+      const text = new TextDecoder().decode(cursor.read()!.bytes);
       return { text, released, after: cursor.read() };
     });
     expect(outcome.text).toMatch(/^PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n[\s\S]*COMMIT;\n$/);

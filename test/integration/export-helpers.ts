@@ -25,11 +25,11 @@ export async function pendingExport(sql?: string, exportId: string = crypto.rand
  * Delivers one message to the consumer as the queue would, and returns what it asked of the
  * queue. getQueueResult does not report a retry's delay, so the message's retry() is watched.
  */
-export async function deliver(job: unknown, attempts = 1, options: Partial<JobOptions> & { queue?: string } = {}) {
+export async function deliver(job: unknown, attempts = 1, options: Partial<JobOptions> & { queue?: string; env?: Env } = {}) {
   const batch = createMessageBatch(options.queue ?? "export-jobs", [{ id: crypto.randomUUID(), timestamp: T0, attempts, body: job }]);
   const retry = vi.spyOn(batch.messages[0]!, "retry");
   const ctx = createExecutionContext();
-  await handleExportBatch(batch, env, { now: () => T0 + 60_000, ...options });
+  await handleExportBatch(batch, options.env ?? env, { now: () => T0 + 60_000, ...options });
   return { ...(await getQueueResult(batch, ctx)), retryOptions: retry.mock.calls.map((call) => call[0]) };
 }
 

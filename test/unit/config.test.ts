@@ -22,6 +22,7 @@ describe("parseConfig", () => {
       RUNTIME_URL: "",
       APPS_DOMAIN: "localhost",
       PROBE_TIMEOUT_SECONDS: 60,
+      EXPORT_INVOCATION_BYTES: 1073741824,
     });
   });
 
