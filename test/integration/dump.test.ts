@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DUMP_CHUNK_CHARS, DUMP_READ_CHARS, DumpCursor } from "../../src/databases/dump";
+import { DUMP_CHUNK_CHARS, DUMP_READ_CHARS, DumpCursor, type DumpPosition, dumpSql } from "../../src/databases/dump";
 import { type DumpSource, dumpStream } from "../../src/databases/dump-stream";
 import { freshDatabase, readText, restoreDump, runSql, snapshot, withSql } from "./dump-helpers";
 
@@ -212,5 +212,95 @@ describe("database dump", () => {
     });
     expect(outcome.text).toMatch(/^PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n[\s\S]*COMMIT;\n$/);
     expect(outcome).toMatchObject({ released: true, after: null });
+  });
+});
+
+describe("a dump taken up again", () => {
+  /** SAMPLE with enough rows that its tables take several pages, walked by rowid, key and offset. */
+  const PAGED = `${SAMPLE}
+    CREATE TABLE all_taken (rowid TEXT, _rowid_ TEXT, oid TEXT);
+    WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 1200)
+    INSERT INTO all_taken SELECT hex(randomblob(300)), x, NULL FROM n;
+    WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 1500)
+    INSERT INTO pairs SELECT 'k' || x, x, randomblob(300) FROM n;
+    WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 1200)
+    INSERT INTO "weird ""name"" table" SELECT hex(randomblob(200)), x + 10, NULL FROM n;
+    INSERT INTO kinds (id, t) SELECT 100 + x, hex(randomblob(400)) FROM (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 1000) SELECT x FROM n);`;
+
+  it("at the position after any piece goes on with the very text that followed", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, PAGED);
+    const mismatches = await withSql(db.stub, (sql) => {
+      const pieces = [...dumpSql(sql)];
+      const whole = pieces.map((p) => p.text).join("");
+      const wrong: number[] = [];
+      pieces.forEach((piece, i) => {
+        if (piece.next === null) return;
+        // The position travels as JSON (D1, RPC), so it is taken up again from its JSON form.
+        const from = JSON.parse(JSON.stringify(piece.next)) as DumpPosition;
+        const rest = [...dumpSql(sql, from)].map((p) => p.text).join("");
+        if (pieces.slice(0, i + 1).map((p) => p.text).join("") + rest !== whole) wrong.push(i);
+      });
+      return { count: pieces.length, last: pieces.at(-1)!.next, wrong };
+    });
+    expect(mismatches.count).toBeGreaterThan(10);
+    expect(mismatches.last).toBeNull();
+    expect(mismatches.wrong).toEqual([]);
+  });
+
+  it("refuses a position that does not fit the database or whose key is not a SQL literal", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);");
+    const refusals = await withSql(db.stub, (sql) =>
+      [
+        { table: 5, after: null, offset: 0 },
+        { table: -2, after: null, offset: 0 },
+        { table: 0, after: ["1) OR (1=1"], offset: 0 },
+        { table: 0, after: ["'unterminated"], offset: 0 },
+        { table: 0, after: null, offset: -1 },
+      ].map((from) => {
+        try {
+          [...dumpSql(sql, from)];
+          return "accepted";
+        } catch (err) {
+          return (err as Error).message;
+        }
+      }),
+    );
+    expect(new Set(refusals)).toEqual(new Set(["This dump position does not fit the database."]));
+  });
+
+  it("under a lease holds SQL calls after its reader let go, and goes on where that reader stopped", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, PAGED);
+    const whole = (await readText(dumpStream(db.stub))).text;
+    const lease = crypto.randomUUID();
+    const id = await db.stub.openDump({ lease });
+    const first = (await db.stub.readDump(id))!;
+    await db.stub.closeDump(id);
+    let written = false;
+    const write = db.stub.execute("INSERT INTO t_late VALUES (1)").then(() => (written = true));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(written).toBe(false);
+
+    const again = await db.stub.resumeDump(lease, first.next!);
+    expect(again).not.toBeNull();
+    const rest = await readText(dumpStream(db.stub, { id: again! }));
+    expect(new TextDecoder().decode(first.bytes) + rest.text).toBe(whole);
+    // Read to its end, the lease is over: the held call runs (and fails: there is no such table).
+    expect(await write).toBe(true);
+  });
+
+  it("cannot be taken up again once its lease was released, since writes may have come in between", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, PAGED);
+    const lease = crypto.randomUUID();
+    const id = await db.stub.openDump({ lease });
+    const first = (await db.stub.readDump(id))!;
+    await db.stub.closeDump(id);
+    await db.stub.releaseDump(lease);
+    expect(await db.stub.execute("INSERT INTO audit (what) VALUES ('between')")).toMatchObject({ ok: true });
+    expect(await db.stub.resumeDump(lease, first.next!)).toBeNull();
+    expect(await db.stub.resumeDump("another lease", first.next!)).toBeNull();
   });
 });

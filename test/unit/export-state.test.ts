@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { exportDeadline, type JobLimits, observedStatus } from "../../src/exports/export-state";
+import { deadlineAfterCheckpoint, exportDeadline, type JobLimits, observedStatus } from "../../src/exports/export-state";
 import { EXPORT_JOB_LIMITS, retryDelaySeconds } from "../../src/exports/job-limits";
 
 // Issue 16: every export gets a deadline derived from the queue's retries and the job's limits;
@@ -22,6 +22,24 @@ describe("exportDeadline", () => {
 
   it("uses the job's own backoff", () => {
     expect(EXPORT_JOB_LIMITS.retryDelaySeconds).toBe(retryDelaySeconds);
+  });
+});
+
+// Issue 16, exports of any size: an export takes as many invocations as its size needs; each
+// checkpoint sends a fresh message, so the deadline is one window of tries from the last checkpoint.
+describe("deadlineAfterCheckpoint", () => {
+  const window = limits({ attempts: 2, retryDelaySeconds: () => 10, slackSeconds: 30 }); // 60 + 10 + 60 + 30 = 160 s
+  it.each<[string, number, number, number]>([
+    ["a checkpoint soon after the start moves the deadline on by the time it took", T0 + 160_000, T0 + 5_000, T0 + 165_000],
+    ["each further checkpoint moves it on again", T0 + 165_000, T0 + 100_000, T0 + 260_000],
+    ["a checkpoint written at the old deadline's last moment still gets a whole window", T0 + 160_000, T0 + 159_999, T0 + 319_999],
+    ["never earlier than before (a clock that went back)", T0 + 400_000, T0 + 5_000, T0 + 400_000],
+  ])("%s", (_name, deadlineAt, checkpointAt, expected) => {
+    expect(deadlineAfterCheckpoint(deadlineAt, checkpointAt, window)).toBe(expected);
+  });
+
+  it("with the deployed limits: 82.5 minutes after the last checkpoint", () => {
+    expect(deadlineAfterCheckpoint(T0, T0 + 3_600_000, EXPORT_JOB_LIMITS)).toBe(T0 + 3_600_000 + 82.5 * 60_000);
   });
 });
 
