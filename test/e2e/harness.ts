@@ -34,11 +34,21 @@ export async function startWorker(vars: Record<string, string> = {}): Promise<Wo
  * CLI with a busy timeout: it waits for the lock instead of failing with SQLITE_BUSY.
  */
 export async function localD1(persistTo: string, sql: string): Promise<void> {
+  await promisify(execFile)("sqlite3", ["-bail", "-cmd", ".timeout 30000", localD1File(persistTo), sql]);
+}
+
+/** Rows of a query on the local D1 of a running `wrangler dev`, as text fields. */
+export async function localD1Rows(persistTo: string, sql: string): Promise<string[][]> {
+  const { stdout } = await promisify(execFile)("sqlite3", ["-bail", "-readonly", "-separator", "\t", "-cmd", ".timeout 30000", localD1File(persistTo), sql]);
+  return stdout.split("\n").filter(Boolean).map((line) => line.split("\t"));
+}
+
+function localD1File(persistTo: string): string {
   const dir = join(persistTo, "v3", "d1", "miniflare-D1DatabaseObject");
   const files = readdirSync(dir).filter((name) => name.endsWith(".sqlite") && name !== "metadata.sqlite");
   const [file, ...others] = files;
   if (file === undefined || others.length > 0) {
     throw new Error(`expected one local D1 database in ${dir}, found: ${files.join(", ") || "none"}`);
   }
-  await promisify(execFile)("sqlite3", ["-bail", "-cmd", ".timeout 30000", join(dir, file), sql]);
+  return join(dir, file);
 }
