@@ -81,6 +81,8 @@ export class ManagedDatabase extends DurableObject<Env> {
   readonly #hold = new WriteHold();
   /** Open dumps by id: each holds SQL calls until it is read to the end, closed or left idle. */
   readonly #dumps = new Map<string, DumpCursor>();
+  /** The lease each leased open dump reads under: its reads renew that lease. */
+  readonly #dumpLeases = new Map<string, string>();
   /** The dump lease in force, if any: it holds SQL calls until the dump ends, is released, or expires. */
   #lease: Lease | undefined;
 
@@ -120,7 +122,7 @@ export class ManagedDatabase extends DurableObject<Env> {
       this.#open(id, DUMP_START, this.#hold.acquire());
     } else {
       this.#takeLease(lease);
-      this.#open(id, DUMP_START, (why) => why === "end" && this.releaseDump(lease));
+      this.#open(id, DUMP_START, (why) => why === "end" && this.releaseDump(lease), lease);
     }
     return id;
   }
@@ -134,21 +136,29 @@ export class ManagedDatabase extends DurableObject<Env> {
     if (!(this.#lease?.id === lease && this.#lease.expiresAt > Date.now())) return null;
     const id = crypto.randomUUID();
     this.#takeLease(lease);
-    this.#open(id, from, (why) => why === "end" && this.releaseDump(lease));
+    this.#open(id, from, (why) => why === "end" && this.releaseDump(lease), lease);
     return id;
   }
 
-  #open(id: string, from: DumpPosition, onDone: (why: DumpEnd) => unknown): void {
+  #open(id: string, from: DumpPosition, onDone: (why: DumpEnd) => unknown, lease?: string): void {
     const cursor = new DumpCursor(this.ctx.storage.sql, {
       from,
       idleTimeoutMs: DUMP_IDLE_TIMEOUT_MS,
       onDone: (why) => {
         onDone(why);
-        // A dump read to its end stays until its reader has been told so (readDump answers null).
-        if (why !== "end") this.#dumps.delete(id);
+        // A dump read to its end stays until its reader has been told so (readDump answers null),
+        // its lease no longer in question.
+        if (why === "end") this.#dumpLeases.delete(id);
+        else this.#forget(id);
       },
     });
     this.#dumps.set(id, cursor);
+    if (lease !== undefined) this.#dumpLeases.set(id, lease);
+  }
+
+  #forget(id: string): void {
+    this.#dumps.delete(id);
+    this.#dumpLeases.delete(id);
   }
 
   /**
@@ -159,16 +169,23 @@ export class ManagedDatabase extends DurableObject<Env> {
   readDump(id: string): DumpPiece | null {
     const cursor = this.#dumps.get(id);
     if (!cursor) throw new Error("This dump is no longer open: it was closed, failed, or left unread for too long.");
+    const lease = this.#dumpLeases.get(id);
+    if (lease !== undefined && lease !== this.#lease?.id) {
+      // Writes may have come in since the lease ended: what this dump would read next is another snapshot.
+      this.closeDump(id);
+      throw new Error("This dump's lease has ended: the dump must start over.");
+    }
     const piece = cursor.read();
-    if (piece === null) this.#dumps.delete(id);
-    else if (this.#lease) this.#takeLease(this.#lease.id);
+    if (piece === null) this.#forget(id);
+    // (A read that reached the end has ended the lease already.)
+    else if (lease !== undefined && lease === this.#lease?.id) this.#takeLease(lease);
     return piece;
   }
 
   /** Closes an open dump early (its reader cancelled or paused); SQL calls go on unless a lease holds them. */
   closeDump(id: string): void {
     this.#dumps.get(id)?.close();
-    this.#dumps.delete(id);
+    this.#forget(id);
   }
 
   /** Ends a dump lease (its export ended some other way): SQL calls go on. */

@@ -303,4 +303,15 @@ describe("a dump taken up again", () => {
     expect(await db.stub.resumeDump(lease, first.next!)).toBeNull();
     expect(await db.stub.resumeDump("another lease", first.next!)).toBeNull();
   });
+
+  it("stops a reader whose lease ended under it", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, PAGED);
+    const lease = crypto.randomUUID();
+    const id = await db.stub.openDump({ lease });
+    await db.stub.readDump(id);
+    await db.stub.releaseDump(lease);
+    const refusal = await db.stub.readDump(id).then(() => null, (err: Error) => err.message);
+    expect(refusal).toBe("This dump's lease has ended: the dump must start over.");
+  });
 });
