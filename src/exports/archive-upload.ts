@@ -1,7 +1,7 @@
 import { DUMP_START, type DumpPosition } from "../databases/dump";
 import { nextTurn } from "../lib/event-loop";
 import { Sha256 } from "../lib/sha256";
-import type { ExportProgress, TrackedObject, TrackedUpload } from "./progress";
+import type { ExportProgress, TrackedObject } from "./progress";
 
 /**
  * Writing an archive to R2 over as many queue invocations as it takes, with flat memory: each
@@ -70,8 +70,8 @@ export function carryKey(stagingKey: string): string {
 }
 
 /** The checkpoint an export starts from. */
-export function freshProgress(staging: TrackedUpload | null = null): ExportProgress {
-  return { dump: DUMP_START, hash: new Sha256().state(), size: 0, staging: staging && { ...staging, parts: [] }, carry: null, copy: null };
+export function freshProgress(): ExportProgress {
+  return { dump: DUMP_START, hash: new Sha256().state(), size: 0, staging: null, carry: null, copy: null };
 }
 
 /**
@@ -152,6 +152,11 @@ export async function copyStretch(target: ArchiveTarget, stagingKey: string, fro
   const copy = from.copy;
   if (!copy) throw new Error("the archive is not staged yet");
   const { size, etag } = copy.staged;
+  if (copy.upload) {
+    // A try that died after completing the copy, before its export was recorded ready.
+    const done = await target.bucket.head(target.key);
+    if (done?.etag === etag && done.size === size) return copyDone(target, stagingKey, copy.sha256, size);
+  }
   let uploadState = copy.upload && { ...copy.upload, parts: [...copy.upload.parts] };
   let upload: R2MultipartUpload;
   if (uploadState) {
@@ -179,8 +184,12 @@ export async function copyStretch(target: ArchiveTarget, stagingKey: string, fro
     await target.bucket.delete(target.key);
     throw new Error("the copied archive differs from the staged one");
   }
+  return copyDone(target, stagingKey, copy.sha256, size);
+}
+
+async function copyDone(target: ArchiveTarget, stagingKey: string, sha256: string, size: number): Promise<Stretch> {
   await target.bucket.delete(stagingKey);
-  return { archive: { size, sha256: copy.sha256 } };
+  return { archive: { size, sha256 } };
 }
 
 function describe(target: ArchiveTarget, archive: UploadedArchive): ArchiveMetadata {

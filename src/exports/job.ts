@@ -108,8 +108,10 @@ async function runInvocation(env: Env, job: ExportJobMessage, target: ArchiveTar
     if (dumpId === null) {
       // The lease lapsed (the database may have taken writes since the dump began): start over.
       if (progress.dump.table !== DUMP_START.table) log("warn", "export dump lease lapsed; the dump starts over", { export_id: job.exportId });
+      // A fresh staging upload too: the old one may have been completed by a try that died just
+      // after the dump's end (the sweep aborts it if not, once the export is done).
       spent = progress.carry;
-      progress = freshProgress(progress.staging);
+      progress = freshProgress();
       dumpId = await db.openDump({ lease: job.exportId });
     }
     const dump = dumpStream(db, { id: dumpId, stopAfterBytes: budget });

@@ -168,6 +168,20 @@ describe("stageStretch and copyStretch", () => {
     expect(await sha256Of(await (await env.ARCHIVES.get(key))!.arrayBuffer())).toBe(await sha256Of(bytes));
   }, 60_000);
 
+  it("find the copy complete when a try died after completing it, before the export was recorded", async () => {
+    const key = `test/${crypto.randomUUID()}.gz`;
+    const { target } = testTarget(key);
+    const { bytes } = source(2 * R2_MIN_PART_BYTES + 10);
+    const staged = await stageStretch(target, stagingKey(key), freshProgress(), chunked(bytes), () => null);
+    if ("archive" in staged) throw new Error("expected a staged archive");
+    const checkpoint = await copyStretch(target, stagingKey(key), staged.progress, 1);
+    if ("archive" in checkpoint) throw new Error("expected a copy checkpoint");
+    // The try that went on from the checkpoint completed the copy and died.
+    expect("archive" in (await copyStretch(target, stagingKey(key), checkpoint.progress, Infinity))).toBe(true);
+    const again = await copyStretch(target, stagingKey(key), checkpoint.progress, Infinity);
+    expect("archive" in again && again.archive).toEqual({ size: bytes.byteLength, sha256: await sha256Of(bytes) });
+  }, 60_000);
+
   it("refuse parts smaller than R2 accepts", async () => {
     const { target } = testTarget("test/x");
     await expect(stageStretch({ ...target, partBytes: 1024 }, "test/x.staging", freshProgress(), source(10).stream, () => null)).rejects.toThrow(RangeError);
