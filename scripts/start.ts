@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { ROOT, ensureDevVars, startDevServer } from "./lib/dev-server";
-import { setUpLocalEngine, setUpLocalForge } from "./lib/local-apps";
+import { setUpLocalDns, setUpLocalEngine, setUpLocalForge } from "./lib/local-apps";
 import { seedDemo } from "./lib/seed";
 
 const port = Number(process.env.PORT ?? 8787);
@@ -18,11 +18,16 @@ const forge = await setUpLocalForge(process.env.FORGE_ROOT ?? join(ROOT, ".wrang
   return null;
 });
 
+const dns = await setUpLocalDns(join(ROOT, ".dev.vars"), process.env.DNS_RECORDS ?? join(ROOT, ".wrangler", "dns-records.json")).catch((err: Error) => {
+  console.error(`The DoH stand-in did not start (${err.message}); custom domains will ask the resolver in DNS_RESOLVER_URL.`);
+  return null;
+});
+
 const server = await startDevServer({ port, persistTo: process.env.PERSIST_TO, inheritOutput: true }).catch((err: Error) => {
   console.error(`\n${err.message}`);
   process.exit(1);
 });
-const stop = () => void Promise.all([server.stop(), engine.close(), forge?.close()]).then(() => process.exit(0));
+const stop = () => void Promise.all([server.stop(), engine.close(), forge?.close(), dns?.close()]).then(() => process.exit(0));
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
 server.process.on("exit", (code) => process.exit(code ?? 0));
@@ -46,6 +51,7 @@ Database: ${demo.databaseId}
  ${engine.status}
 ${forge ? ` Dev forge: ${forge.url} serves the git repositories under ${forge.root}/<owner>/<repo>` : ""}
 ${forge?.sample ? ` Sample app repository: ${forge.sample} (Apps -> New app, then Deploy)` : ""}
+${dns ? ` ${dns.status}` : ""}
 
  Press Ctrl+C to stop.
 ────────────────────────────────────────────────────────────────────────

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DOMAIN_SETTINGS, DOMAIN_SETTING_DEFAULTS, domainSettingsProblems } from "./domains/settings";
 
 /**
  * Every setting of the Worker, read from plain environment variables (wrangler.toml `[vars]`,
@@ -113,7 +114,8 @@ const ConfigSchema = z.object({
       }
       return parsed;
     }),
-});
+  ...DOMAIN_SETTINGS,
+}).superRefine(domainSettingsProblems);
 
 export type Config = z.output<typeof ConfigSchema>;
 export type SigningKey = Config["LINK_SIGNING_KEYS"][number];
@@ -131,6 +133,7 @@ export const SETTING_DEFAULTS = {
   RUNTIME_URL: "",
   APPS_DOMAIN: "localhost",
   PROBE_TIMEOUT_SECONDS: 60,
+  ...DOMAIN_SETTING_DEFAULTS,
 } as const;
 
 export class ConfigError extends Error {

@@ -213,4 +213,37 @@ export const deploys = sqliteTable(
   (t) => [index("deploys_app_idx").on(t.appId, t.startedAt)],
 );
 
-export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, appEnvVars };
+/** SPEC.md States "Custom domain" (src/domains/states.ts); shown as `Pending DNS`, `Verifying…`, `Active`, `Error`. */
+export const CUSTOM_DOMAIN_STATUSES = ["pending_dns", "verifying", "active", "error"] as const;
+
+/**
+ * Custom domains mapped to apps (owner: src/domains/store.ts). A hostname is mapped to one app at
+ * most across the service. Each domain has its own DomainChecker object (named by the row id)
+ * whose alarm runs the re-checks.
+ */
+export const customDomains = sqliteTable(
+  "custom_domains",
+  {
+    id: text("id").primaryKey(),
+    /** Lowercase, punycode, no trailing dot. */
+    hostname: text("hostname").notNull(),
+    appId: text("app_id")
+      .notNull()
+      .references(() => apps.id, { onDelete: "cascade" }),
+    status: text("status", { enum: CUSTOM_DOMAIN_STATUSES }).notNull(),
+    /** Why the domain is in `Error` (what was found and what was expected). */
+    reason: text("reason"),
+    /** The route is in place: the proxy serves the hostname from `Verifying…` on. */
+    routeReady: integer("route_ready", { mode: "boolean" }).notNull().default(false),
+    /** The hostname provider serves HTTPS for it (a certificate was obtained). */
+    https: integer("https", { mode: "boolean" }).notNull().default(false),
+    /** The hostname provider's id for it (Cloudflare custom hostname id), once created. */
+    providerRef: text("provider_ref"),
+    createdAt: integer("created_at").notNull(),
+    lastCheckedAt: integer("last_checked_at"),
+    nextCheckAt: integer("next_check_at"),
+  },
+  (t) => [uniqueIndex("custom_domains_hostname_idx").on(t.hostname), index("custom_domains_app_idx").on(t.appId, t.createdAt)],
+);
+
+export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, appEnvVars, customDomains };

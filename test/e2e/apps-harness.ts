@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { type DevDns, startDevDns } from "../../scripts/dev-dns";
 import { createRepository, startDevForge } from "../../scripts/dev-forge";
 import { dockerSocketAvailable, startDockerForwarder } from "../../scripts/lib/docker-forwarder";
 import { ConsoleSession } from "./export-helpers";
@@ -20,6 +21,8 @@ export interface AppsStack {
   forgeUrl: string;
   forgeRoot: string;
   engineUrl: string;
+  /** The DoH stand-in the Worker's custom-domain checks ask (DNS_RESOLVER_URL). */
+  dns: DevDns;
   stop(): Promise<void>;
 }
 
@@ -28,16 +31,17 @@ export async function startAppsStack(vars: Record<string, string> = {}): Promise
     throw new Error("No Docker engine answers at /var/run/docker.sock: install docker.io and start dockerd (bash .ci/run does both).");
   }
   const forgeRoot = mkdtempSync(join(tmpdir(), "control-plane-forge-"));
-  const [engine, forge] = await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot, port: 0 })]);
-  const worker = await startWorker({ RUNTIME_URL: engine.url, PROBE_TIMEOUT_SECONDS: "8", ...vars });
+  const [engine, forge, dns] = await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot, port: 0 }), startDevDns()]);
+  const worker = await startWorker({ RUNTIME_URL: engine.url, PROBE_TIMEOUT_SECONDS: "8", DNS_RESOLVER_URL: dns.resolverUrl, ...vars });
   return {
     worker,
     forgeUrl: forge.url,
     forgeRoot,
     engineUrl: engine.url,
+    dns,
     stop: async () => {
       await worker.stop();
-      await Promise.all([engine.close(), forge.close()]);
+      await Promise.all([engine.close(), forge.close(), dns.close()]);
       rmSync(forgeRoot, { recursive: true, force: true });
     },
   };
