@@ -3,6 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { getConfig } from "../config";
 import { database } from "../db/client";
 import { apps, deploys } from "../db/schema";
+import { removeAppDomains } from "../domains/service";
 import { describeError, log } from "../http/log";
 import { runtimeFromUrl } from "../runtime";
 import type { Instance } from "../runtime/types";
@@ -247,6 +248,7 @@ export class AppController extends DurableObject<Env> {
         for (const image of new Set([app.image, ...images.map((d) => d.image)])) if (image) await runtime.removeImage(image);
       }
       await deleteAppLogs(this.env.LOGS, app.id);
+      await removeAppDomains(this.env, app.id);
       await db.delete(apps).where(eq(apps.id, app.id));
       return { outcome: "done" };
     })) as ControlResult;

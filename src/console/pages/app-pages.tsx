@@ -5,6 +5,7 @@ import { PLANS, type PlanId } from "../../apps/plans";
 import { changeAppSettings, createApp } from "../../apps/service";
 import { AppSettingsRequest, NewAppRequest, PlanRequest } from "../../apps/settings";
 import { type AppRow, getDeploy, getOwnedApp, latestDeploy, listApps, listDeploys, viewApp, viewDeploy } from "../../apps/store";
+import { planChangeBlocked } from "../../domains/service";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
 import { AppListPage, NewAppPage } from "./app-list";
@@ -145,7 +146,11 @@ export const appPages = new Hono<AppEnv>()
       await setFlash(c, { notice: `The app is already on the ${PLANS[plan].label} plan. Nothing changed.` });
       return c.redirect(appPath(current.id), 303);
     }
-    return runControl(c, (app, now) => appController(c.env, app.id).changePlan({ appId: app.id, plan, now }), (app) => planChanged(app, plan));
+    return runControl(
+      c,
+      async (app, now) => (await planChangeBlocked(c.env, app.id, plan)) ?? appController(c.env, app.id).changePlan({ appId: app.id, plan, now }),
+      (app) => planChanged(app, plan),
+    );
   })
   .get("/:id/delete", async (c) => {
     const row = await ownedApp(c);
