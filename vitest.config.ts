@@ -1,6 +1,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { startDevDns } from "./scripts/dev-dns.ts";
+import { startFakeCloudflare } from "./test/fakes/fake-cloudflare.ts";
 import { startFakeDocker } from "./test/fakes/fake-docker.ts";
 import { startFakeForge } from "./test/fakes/fake-forge.ts";
 
@@ -13,6 +14,8 @@ export default defineConfig(async () => {
   const forge = await startFakeForge();
   // DNS is outside the project too: custom-domain checks ask the DoH stand-in (records set per test).
   const dns = await startDevDns({ unref: true });
+  // So is Cloudflare's API: the cloudflare hostname provider is tested against its test double.
+  const cloudflare = await startFakeCloudflare();
   return {
     plugins: [
       cloudflareTest({
@@ -24,6 +27,7 @@ export default defineConfig(async () => {
             FORGE_URL: forge.url,
             DNS_RESOLVER_URL: dns.resolverUrl,
             DNS_TIMEOUT_SECONDS: "2",
+            CLOUDFLARE_FAKE_URL: cloudflare.url,
             // Test-only secrets; real ones come from `wrangler secret put`.
             LINK_SIGNING_KEYS: "k2:test-signing-key-2-0123456789abcdefghijkl,k1:test-signing-key-1-0123456789abcdefghijkl",
             ENV_ENCRYPTION_KEY: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",

@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { appBySubdomain } from "../apps/store";
 import type { AppEnv } from "../http/context";
 import { describeError, log } from "../http/log";
+import { customHostnameRoute } from "./custom-hosts";
 import { appSubdomainOf } from "./hosts";
 
 /** Headers that describe one hop and must not be passed on (RFC 9110, 7.6.1). */
@@ -18,17 +19,20 @@ function notice(status: 404 | 502 | 503, title: string, text: string): Response 
 }
 
 /**
- * Requests for an app hostname are passed to the app's live instance, streaming both ways (no
- * buffering); the console and the API never see them. A hostname with no app answers 404, a
- * stopped app or one not deployed yet 503.
+ * Requests for an app hostname, or for a custom domain routed to an app (`Active`, or `Verifying…`
+ * with its route in place), are passed to the app's live instance, streaming both ways (no
+ * buffering); the console and the API never see them. An app hostname with no app answers 404, a
+ * stopped app or one not deployed yet 503. Any other host (a removed or unknown custom hostname
+ * among them) reaches the console and the API, where `/` answers 404.
  */
 export function appProxy(): MiddlewareHandler<AppEnv> {
   return async function appProxy(c, next) {
     // Workers give every request a URL whose host is the Host header; a Request made in code may
     // carry no Host header at all.
-    const subdomain = appSubdomainOf(c.req.header("Host") ?? new URL(c.req.url).host, c.get("config").APPS_DOMAIN);
-    if (subdomain === null) return next();
-    const app = await appBySubdomain(c.env, subdomain);
+    const host = c.req.header("Host") ?? new URL(c.req.url).host;
+    const subdomain = appSubdomainOf(host, c.get("config").APPS_DOMAIN);
+    const app = subdomain === null ? await customHostnameRoute(c.env, host) : await appBySubdomain(c.env, subdomain);
+    if (subdomain === null && !app) return next();
     if (!app) return notice(404, "No app here", "No app answers at this address.");
     if (app.status === "stopped") return notice(503, "App stopped", "This app is stopped. Its owner can start it again from the console.");
     if (app.status !== "running" || !app.instanceUrl) return notice(503, "Not deployed yet", "This app has not been deployed yet.");
