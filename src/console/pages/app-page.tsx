@@ -3,6 +3,7 @@ import { AppStatusBadge, type SettingsValues, SettingsFields, planLabel } from "
 import { ControlsCard } from "./app-controls";
 import { Csrf, DateTime } from "./components";
 import { DeployHistory, FailurePanel, liveState } from "./deploy-panel";
+import { DomainsSection, type DomainsSectionProps } from "./domains-section";
 import type { Flash } from "./flash";
 import type { FieldErrors } from "./forms";
 import { Layout, type Viewer } from "./layout";
@@ -19,6 +20,8 @@ export interface AppPageProps {
   /** The settings form as typed, when it is shown again with errors. */
   values?: Record<string, string>;
   errors?: FieldErrors;
+  /** The Custom domains section: its domains, and the add form as typed with its error. */
+  domains: Pick<DomainsSectionProps, "domains" | "provider" | "blocked" | "hostname" | "error">;
 }
 
 /** The port the app is probed on and why (SPEC.md deployment contract 2), once a build told it. */
@@ -100,6 +103,7 @@ export function AppPage(props: AppPageProps) {
         <DeployHistory appId={app.id} deploys={props.deploys} locale={viewer.locale} />
       </div>
       <p class="visually-hidden" role="status" data-app-announce=""></p>
+      <DomainsSection appId={app.id} csrfToken={viewer.csrfToken} locale={viewer.locale} {...props.domains} />
       <section class="card" id="settings" aria-labelledby="settings-heading">
         <h2 id="settings-heading">Settings</h2>
         <p class="lead">The name changes at once; the source settings are used from the next deploy.</p>

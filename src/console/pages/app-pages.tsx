@@ -5,7 +5,8 @@ import { PLANS, type PlanId } from "../../apps/plans";
 import { changeAppSettings, createApp } from "../../apps/service";
 import { AppSettingsRequest, NewAppRequest, PlanRequest } from "../../apps/settings";
 import { type AppRow, getDeploy, getOwnedApp, latestDeploy, listApps, listDeploys, viewApp, viewDeploy } from "../../apps/store";
-import { planChangeBlocked } from "../../domains/service";
+import { addRefusal } from "../../domains/refusals";
+import { planChangeBlocked, viewAppDomains } from "../../domains/service";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
 import { AppListPage, NewAppPage } from "./app-list";
@@ -30,14 +31,18 @@ async function viewOf(c: Page, row: AppRow) {
   return viewApp(row, await latestDeploy(c.env, row.id), c.get("config").APPS_DOMAIN, c.req.url);
 }
 
-/** Everything the app page needs, read fresh. */
-async function appPageProps(c: Page, row: AppRow): Promise<AppPageProps> {
+/** Everything the app page needs, read fresh; `domainForm` is the add-domain form shown again with its error. */
+export async function appPageProps(c: Page, row: AppRow, domainForm: { hostname?: string; error?: string } = {}): Promise<AppPageProps> {
+  const domains = await viewAppDomains(c.env, row);
+  // Why a domain cannot be added now (plan, app not running), said before anyone tries.
+  const blocked = addRefusal({ appStatus: row.status, plan: row.plan, domainCount: 0, hostnameTaken: false });
   return {
     viewer: await loadViewer(c),
     app: await viewOf(c, row),
     deploys: (await listDeploys(c.env, row.id)).map(viewDeploy),
     subdomainFixed: row.firstDeployAt !== null,
     appsDomain: c.get("config").APPS_DOMAIN,
+    domains: { domains, provider: c.get("config").HOSTNAME_PROVIDER, blocked: blocked?.message ?? null, ...domainForm },
   };
 }
 

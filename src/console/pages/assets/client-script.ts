@@ -1,7 +1,8 @@
 /**
  * The console's only script, served from /console/assets/console.js (CSP `script-src 'self'`).
  * Every page works without it; it adds local-time dates, copy buttons, live export status and
- * follows a running deploy (status, controls and log) on an app's pages.
+ * follows a running deploy (status, controls and log) on an app's pages, and counts down to each
+ * custom domain's next check, redrawing the Custom domains section once a check is due.
  */
 export const CLIENT_SCRIPT = `"use strict";
 (function () {
@@ -136,9 +137,65 @@ export const CLIENT_SCRIPT = `"use strict";
     setTimeout(tick, delay);
   }
 
+  // The Custom domains section: a countdown to each domain's next check; once one is due, the
+  // section is fetched again (every 2 s until the check has run) and redrawn, keeping the text
+  // typed in the add form.
+  function liveDomains() {
+    var box = document.getElementById("domains");
+    if (!box) return;
+    var hideRefresh = function () {
+      box.querySelectorAll("[data-domains-refresh]").forEach(function (link) { link.hidden = true; });
+    };
+    var left = function (ms) {
+      var s = Math.max(0, Math.ceil(ms / 1000));
+      return s >= 60 ? "in " + Math.floor(s / 60) + " min " + (s % 60) + " s" : "in " + s + " s";
+    };
+    var lastRefresh = 0;
+    var refreshing = false;
+    var redraw = function () {
+      refreshing = true;
+      lastRefresh = Date.now();
+      fetch(location.pathname, { credentials: "same-origin", cache: "no-store" })
+        .then(function (res) { return res.ok ? res.text() : Promise.reject(res.status); })
+        .then(function (html) {
+          var next = new DOMParser().parseFromString(html, "text/html").getElementById("domains");
+          if (!next) return;
+          var input = document.getElementById("f-hostname");
+          var typed = input ? input.value : "";
+          var focused = input !== null && document.activeElement === input;
+          box.innerHTML = next.innerHTML;
+          var fresh = document.getElementById("f-hostname");
+          if (fresh) {
+            fresh.value = typed;
+            if (focused) fresh.focus();
+          }
+          localDates(box);
+          copyButtons(box);
+          hideRefresh();
+          tick();
+        })
+        .then(function () { refreshing = false; }, function () { refreshing = false; });
+    };
+    var tick = function () {
+      var due = false;
+      box.querySelectorAll("[data-countdown]").forEach(function (el) {
+        var ms = Date.parse(el.getAttribute("data-countdown")) - Date.now();
+        if (ms <= 0) {
+          el.textContent = "checking now";
+          due = true;
+        } else el.textContent = left(ms);
+      });
+      if (due && !refreshing && Date.now() - lastRefresh >= 2000) redraw();
+    };
+    hideRefresh();
+    tick();
+    setInterval(tick, 1000);
+  }
+
   localDates(document);
   copyButtons(document);
   liveExports();
   liveApp();
+  liveDomains();
 })();
 `;

@@ -129,4 +129,15 @@ button[disabled] { cursor: default; filter: none; opacity: .7; }
 pre.log { background: #0f172a; color: #e2e8f0; border-radius: 6px; padding: 14px 16px; margin: 0; max-height: 70vh; overflow: auto; white-space: pre-wrap; word-break: break-word;
   font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .84em; line-height: 1.45; }
 pre.log:focus-visible { outline-color: #93b4ff; }
+/* Custom domains */
+.badge.domain-active { background: #ecfdf3; border-color: #a6e7c1; color: var(--ok); }
+.badge.domain-pending, .badge.domain-verifying { background: #fff7e6; border-color: #f3c77a; color: var(--warn); }
+.badge.domain-error { background: #fef3f2; border-color: #f5b8b1; color: var(--danger); }
+ul.domains { list-style: none; padding: 0; margin: 0 0 16px; }
+li.domain { border: 1px solid var(--line); border-radius: var(--radius); padding: 12px 16px; margin: 0 0 12px; }
+li.domain h3 { margin: 0; font-size: 1.05em; word-break: break-all; }
+li.domain .facts { margin: 8px 0; }
+.domain-reason { color: var(--danger); margin: 4px 0 8px; }
+.dns-record .copy-row { display: flex; gap: 8px; align-items: center; }
+.dns-record input { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; min-width: 16em; }
 `;
