@@ -21,7 +21,7 @@ export interface AppPageProps {
   values?: Record<string, string>;
   errors?: FieldErrors;
   /** The Custom domains section: its domains, and the add form as typed with its error. */
-  domains: Pick<DomainsSectionProps, "domains" | "provider" | "blocked" | "hostname" | "error">;
+  domains: Pick<DomainsSectionProps, "domains" | "provider" | "recheckSeconds" | "blocked" | "hostname" | "error">;
 }
 
 /** The port the app is probed on and why (SPEC.md deployment contract 2), once a build told it. */

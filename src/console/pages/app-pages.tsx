@@ -42,7 +42,13 @@ export async function appPageProps(c: Page, row: AppRow, domainForm: { hostname?
     deploys: (await listDeploys(c.env, row.id)).map(viewDeploy),
     subdomainFixed: row.firstDeployAt !== null,
     appsDomain: c.get("config").APPS_DOMAIN,
-    domains: { domains, provider: c.get("config").HOSTNAME_PROVIDER, blocked: blocked?.message ?? null, ...domainForm },
+    domains: {
+      domains,
+      provider: c.get("config").HOSTNAME_PROVIDER,
+      recheckSeconds: c.get("config").DOMAIN_RECHECK_SECONDS,
+      blocked: blocked?.message ?? null,
+      ...domainForm,
+    },
   };
 }
 

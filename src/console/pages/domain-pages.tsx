@@ -68,7 +68,8 @@ export const domainPages = new Hono<AppEnv>()
       const props = await appPageProps(c, app, { hostname, error: added.message });
       return render(c, <AppPage {...props} />, ERROR_STATUS[added.code] as 400 | 403 | 409);
     }
-    await setFlash(c, { notice: `${added.domain.hostname} added. Create the DNS record shown for it; it is checked every 45 seconds.` });
+    const every = c.get("config").DOMAIN_RECHECK_SECONDS;
+    await setFlash(c, { notice: `${added.domain.hostname} added. Create the DNS record shown for it; it is checked every ${every} seconds.` });
     return c.redirect(domainsPath(app.id), 303);
   })
   .post("/:id/domains/:hostname/verify", async (c) => {

@@ -115,6 +115,8 @@ export interface DomainsSectionProps {
   csrfToken: string;
   locale: string;
   provider: string;
+  /** DOMAIN_RECHECK_SECONDS, as the lead sentence says it. */
+  recheckSeconds: number;
   /** Why the app cannot have custom domains now (plan, not running), shown above the form. */
   blocked: string | null;
   hostname?: string;
@@ -126,7 +128,7 @@ export function DomainsSection(props: DomainsSectionProps) {
   return (
     <section class="card" id="domains" aria-labelledby="domains-heading" data-domains-src={`/console/api/apps/${props.appId}/domains`}>
       <h2 id="domains-heading">Custom domains</h2>
-      <p class="lead">Point a hostname you own at this app: add it here, then create the DNS record shown for it. It is checked every 45 seconds until the record is found.</p>
+      <p class="lead">Point a hostname you own at this app: add it here, then create the DNS record shown for it. It is checked every {props.recheckSeconds} seconds until the record is found.</p>
       {props.domains.length === 0 ? (
         <EmptyState title="No custom domains">
           <p>Add up to 3 hostnames, such as shop.example.com.</p>
