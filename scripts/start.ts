@@ -18,7 +18,8 @@ const forge = await setUpLocalForge(process.env.FORGE_ROOT ?? join(ROOT, ".wrang
   return null;
 });
 
-const dns = await setUpLocalDns(join(ROOT, ".dev.vars"), process.env.DNS_RECORDS ?? join(ROOT, ".wrangler", "dns-records.json")).catch((err: Error) => {
+const dnsRecords = process.env.DNS_RECORDS ?? join(ROOT, ".wrangler", "dns-records.json");
+const dns = await setUpLocalDns(join(ROOT, ".dev.vars"), dnsRecords, process.env.DNS_PORT ? Number(process.env.DNS_PORT) : undefined).catch((err: Error) => {
   console.error(`The DoH stand-in did not start (${err.message}); custom domains will ask the resolver in DNS_RESOLVER_URL.`);
   return null;
 });

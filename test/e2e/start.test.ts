@@ -40,6 +40,8 @@ describe("npm start", () => {
     try {
       expect(first.out).toContain(`http://localhost:${port}/console`);
       expect(first.out).toContain("demo@example.com");
+      // Custom domains check DNS with the DoH stand-in (or a resolver named in .dev.vars).
+      expect(first.out).toMatch(/Custom domains: DNS from /);
       const token = /^API token: (dbx_\w+)$/m.exec(first.out)?.[1];
       const database = /^Database: ([0-9a-f-]{36})$/m.exec(first.out)?.[1];
       expect(token).toBeDefined();
