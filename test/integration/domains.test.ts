@@ -171,6 +171,8 @@ describe("custom domains on alarms", { timeout: 30_000 }, () => {
     expect(body.code).toBe("DOMAIN_TAKEN");
     expect(body.error).not.toContain(app.id);
 
+    const missing = await client.call("POST", `/console/api/apps/${app.id}/domains`, {});
+    expect(await missing.json()).toEqual({ success: false, code: "INVALID_REQUEST", error: "hostname: Enter a hostname such as shop.example.com." });
     for (const [input, error] of [
       ["https://shop.example.com/", "hostname: Enter a hostname only, such as shop.example.com: no scheme, path, port or spaces."],
       [`${app.subdomain}.localhost`, "hostname: Hostnames under localhost belong to the service and cannot be added as custom domains."],

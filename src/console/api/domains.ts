@@ -9,7 +9,9 @@ import { readJson } from "../../http/validate";
 
 export const NO_SUCH_DOMAIN = "No custom domain with this hostname exists on this app.";
 
-export const AddDomainRequest = z.object({ hostname: z.string({ message: "hostname: Enter a hostname such as shop.example.com." }).max(1024) });
+export const AddDomainRequest = z.object({
+  hostname: z.string({ message: "Enter a hostname such as shop.example.com." }).max(1024, { message: "A hostname is at most 253 characters long." }),
+});
 
 const ownedApp = (c: Context<AppEnv>) => getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
 
