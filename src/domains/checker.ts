@@ -61,11 +61,6 @@ export class DomainChecker extends DurableObject<Env> {
     return this.#serial(() => this.#forget());
   }
 
-  /** When the alarm is set for, or null: for tests and the console. */
-  async nextAlarm(): Promise<number | null> {
-    return this.ctx.storage.getAlarm();
-  }
-
   override async alarm(): Promise<void> {
     await this.#serial(async () => {
       try {
@@ -106,12 +101,12 @@ export class DomainChecker extends DurableObject<Env> {
       transition = afterDnsCheck(row.status, trigger, dns, row.reason);
       if (transition.putRoute) {
         const ensured = await provider.ensure(row.hostname, ref);
-        ref = ensured.ref;
+        ref = this.#remember(tracked, ensured.ref);
         if (ensured.outcome.kind === "failed") transition = { status: "error", reason: ensured.outcome.reason, putRoute: false, next: "recheck" };
       }
     } else {
       const ensured = dns.kind === "points" ? await provider.ensure(row.hostname, ref) : null;
-      ref = ensured?.ref ?? ref;
+      if (ensured) ref = this.#remember(tracked, ensured.ref);
       transition = afterVerifyStep(row.status, dns, ensured?.outcome ?? null);
     }
 
@@ -127,10 +122,15 @@ export class DomainChecker extends DurableObject<Env> {
       lastCheckedAt: now,
       nextCheckAt,
     });
-    if (ref !== tracked.providerRef) this.ctx.storage.kv.put<Tracked>("domain", { ...tracked, providerRef: ref });
     if (nextCheckAt === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(nextCheckAt);
     if (transition.status !== row.status) log("info", "custom domain moved", { domain_id: row.id, from: row.status, to: transition.status, trigger });
+  }
+
+  /** Keeps the provider's id at once, so a removal can delete it even if the D1 write after fails. */
+  #remember(tracked: Tracked, ref: string | null): string | null {
+    if (ref !== tracked.providerRef) this.ctx.storage.kv.put<Tracked>("domain", { ...tracked, providerRef: ref });
+    return ref;
   }
 
   async #dns(hostname: string, targets: ServiceTargets, url: string, timeoutMs: number): Promise<DnsOutcome> {
