@@ -78,6 +78,8 @@ describe("custom domains in Chromium", () => {
   it("the record appears: the badge changes to Active on its own, without a reload", async () => {
     stack.dns.set(hostname, [{ type: "CNAME", data: `${subdomain}.localhost` }]);
     await expect.poll(() => badge().textContent(), { timeout: 60_000, interval: 500 }).toBe("Active");
+    // Said once through the section's status line, for screen readers.
+    await expect.poll(() => page.locator("[data-domains-announce]").textContent()).toBe(`${hostname}: Active`);
     expect(await page.locator(`[data-domain="${hostname}"]`).getByText("HTTP only").count()).toBe(1);
     await screenshot(page, "domains-03-active");
   });

@@ -116,6 +116,18 @@ describe("custom domains on alarms", { timeout: 30_000 }, () => {
     expect((await client.json<DomainJson>("POST", `/console/api/apps/${app.id}/domains/${hostname}/verify`)).status).toBe("Verifying…");
   });
 
+  it("Verify now on a Verifying… domain takes its next step at once; on an Active one it changes nothing", async () => {
+    const { client, app } = await runningApp();
+    const hostname = uniqueHost();
+    await client.json("POST", `/console/api/apps/${app.id}/domains`, { hostname });
+    await setDns(hostname, [{ type: "CNAME", data: `${app.subdomain}.localhost` }]);
+    const verifying = await client.json<DomainJson>("POST", `/console/api/apps/${app.id}/domains/${hostname}/verify`);
+    expect(verifying.status).toBe("Verifying…");
+    const active = await client.json<DomainJson>("POST", `/console/api/apps/${app.id}/domains/${hostname}/verify`);
+    expect(active).toMatchObject({ status: "Active", next_check_at: null });
+    expect(await client.json<DomainJson>("POST", `/console/api/apps/${app.id}/domains/${hostname}/verify`)).toEqual(active);
+  });
+
   it("shows a resolver failure as an Error reason, and the check goes on", async () => {
     const { client, app } = await runningApp();
     const hostname = uniqueHost();

@@ -126,48 +126,52 @@ export interface DomainsSectionProps {
 export function DomainsSection(props: DomainsSectionProps) {
   const waiting = props.domains.some((d) => d.next_check_at !== null);
   return (
-    <section class="card" id="domains" aria-labelledby="domains-heading" data-domains-src={`/console/api/apps/${props.appId}/domains`}>
-      <h2 id="domains-heading">Custom domains</h2>
-      <p class="lead">Point a hostname you own at this app: add it here, then create the DNS record shown for it. It is checked every {props.recheckSeconds} seconds until the record is found.</p>
-      {props.domains.length === 0 ? (
-        <EmptyState title="No custom domains">
-          <p>Add up to 3 hostnames, such as shop.example.com.</p>
-        </EmptyState>
-      ) : (
-        <ul class="domains">
-          {props.domains.map((domain) => (
-            <DomainItem appId={props.appId} domain={domain} csrfToken={props.csrfToken} locale={props.locale} provider={props.provider} />
-          ))}
-        </ul>
-      )}
-      {waiting && (
-        <p class="hint" data-domains-refresh="">
-          Checks run on their own. <a href={`/console/apps/${props.appId}#domains`}>Refresh</a> to see the latest.
-        </p>
-      )}
-      {props.blocked && <p class="hint">{props.blocked}</p>}
-      <form method="post" action={`/console/apps/${props.appId}/domains`} class="inline-form" novalidate>
-        <Csrf token={props.csrfToken} />
-        <div class="field">
-          <label for="f-hostname">Hostname</label>
-          <input
-            id="f-hostname"
-            name="hostname"
-            type="text"
-            value={props.hostname ?? ""}
-            placeholder="shop.example.com"
-            autocomplete="off"
-            spellcheck={false}
-            autofocus={Boolean(props.error)}
-            aria-invalid={props.error ? "true" : undefined}
-            aria-describedby={props.error ? "f-hostname-error" : undefined}
-          />
-          <FieldError id="f-hostname-error" message={props.error} />
-        </div>
-        <div class="actions">
-          <button type="submit">Add domain</button>
-        </div>
-      </form>
-    </section>
+    <>
+      <section class="card" id="domains" aria-labelledby="domains-heading">
+        <h2 id="domains-heading">Custom domains</h2>
+        <p class="lead">Point a hostname you own at this app: add it here, then create the DNS record shown for it. It is checked every {props.recheckSeconds} seconds until the record is found.</p>
+        {props.domains.length === 0 ? (
+          <EmptyState title="No custom domains">
+            <p>Add up to 3 hostnames, such as shop.example.com.</p>
+          </EmptyState>
+        ) : (
+          <ul class="domains">
+            {props.domains.map((domain) => (
+              <DomainItem appId={props.appId} domain={domain} csrfToken={props.csrfToken} locale={props.locale} provider={props.provider} />
+            ))}
+          </ul>
+        )}
+        {waiting && (
+          <p class="hint" data-domains-refresh="">
+            Checks run on their own. <a href={`/console/apps/${props.appId}#domains`}>Refresh</a> to see the latest.
+          </p>
+        )}
+        {props.blocked && <p class="hint">{props.blocked}</p>}
+        <form method="post" action={`/console/apps/${props.appId}/domains`} class="inline-form" novalidate>
+          <Csrf token={props.csrfToken} />
+          <div class="field">
+            <label for="f-hostname">Hostname</label>
+            <input
+              id="f-hostname"
+              name="hostname"
+              type="text"
+              value={props.hostname ?? ""}
+              placeholder="shop.example.com"
+              autocomplete="off"
+              spellcheck={false}
+              autofocus={Boolean(props.error)}
+              aria-invalid={props.error ? "true" : undefined}
+              aria-describedby={props.error ? "f-hostname-error" : undefined}
+            />
+            <FieldError id="f-hostname-error" message={props.error} />
+          </div>
+          <div class="actions">
+            <button type="submit">Add domain</button>
+          </div>
+        </form>
+      </section>
+      {/* Outside the section, which the console script redraws: a live region must stay in place to be read. */}
+      <p class="visually-hidden" role="status" data-domains-announce=""></p>
+    </>
   );
 }

@@ -150,6 +150,22 @@ export const CLIENT_SCRIPT = `"use strict";
       var s = Math.max(0, Math.ceil(ms / 1000));
       return s >= 60 ? "in " + Math.floor(s / 60) + " min " + (s % 60) + " s" : "in " + s + " s";
     };
+    // Badge changes are said once through the page's status line (the countdowns are not).
+    var badges = function () {
+      var seen = {};
+      box.querySelectorAll("[data-domain]").forEach(function (item) {
+        var badge = item.querySelector("[data-domain-status]");
+        if (badge) seen[item.getAttribute("data-domain")] = badge.getAttribute("data-domain-status");
+      });
+      return seen;
+    };
+    var announce = function (before, after) {
+      var status = document.querySelector("[data-domains-announce]");
+      var changed = Object.keys(after).filter(function (name) { return before[name] && before[name] !== after[name]; });
+      if (status && changed.length > 0) {
+        status.textContent = changed.map(function (name) { return name + ": " + after[name]; }).join(". ");
+      }
+    };
     var lastRefresh = 0;
     var refreshing = false;
     var redraw = function () {
@@ -163,7 +179,9 @@ export const CLIENT_SCRIPT = `"use strict";
           var input = document.getElementById("f-hostname");
           var typed = input ? input.value : "";
           var focused = input !== null && document.activeElement === input;
+          var before = badges();
           box.innerHTML = next.innerHTML;
+          announce(before, badges());
           var fresh = document.getElementById("f-hostname");
           if (fresh) {
             fresh.value = typed;
