@@ -12,6 +12,9 @@ import { launchInstance } from "./launch";
 import type { DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
 import { type AppRow, getApp } from "./store";
+import { type EnvApplyRunner, type EnvSaveResult, ENV_APPLY_DEADLINE_MS, envApplyTimedOut, saveEnvSet } from "../envvars/save";
+import type { EnvVariable } from "../envvars/rules";
+import { launchEnv } from "../envvars/store";
 
 /** A deploy that has not reported back by then is marked failed (its job crashed or was lost). */
 export const DEPLOY_DEADLINE_MS = 30 * 60 * 1000;
@@ -23,10 +26,15 @@ export type ControlResult = { outcome: "done" } | Refusal;
 export type DeployResult = { outcome: "started" | "already_deploying"; deployId: string } | Refusal;
 
 interface InFlightRecord {
-  kind: Control;
+  kind: Control | "env";
   deployId?: string;
+  /** The app, for a variable set being applied (the deadline alarm records its failure). */
+  appId?: string;
   since: number;
 }
+
+/** SPEC.md, Errors "Console save conflicts": another change being applied. */
+export const DEPLOY_IN_PROGRESS_MESSAGE = "A deployment is in progress. Try again in a moment.";
 
 const NO_ENGINE: Refusal = {
   outcome: "refused",
@@ -111,7 +119,7 @@ export class AppController extends DurableObject<Env> {
    * that served before, for the job to stop once it has drained; null when the deploy is no
    * longer the one in flight (it was already marked failed).
    */
-  async completeDeploy(input: { deployId: string; instance: Instance; now: number }): Promise<{ previous: { instanceId: string | null; image: string | null } } | null> {
+  async completeDeploy(input: { deployId: string; instance: Instance; envVersion: number; now: number }): Promise<{ previous: { instanceId: string | null; image: string | null } } | null> {
     const current = this.#inFlight();
     if (current?.kind !== "deploy" || current.deployId !== input.deployId) return null;
     const db = database(this.env);
@@ -134,6 +142,7 @@ export class AppController extends DurableObject<Env> {
           port: deploy.port,
           portSource: deploy.portSource,
           portReason: deploy.portReason,
+          envAppliedVersion: input.envVersion,
         })
         .where(eq(apps.id, app.id)),
     ] as const;
@@ -164,6 +173,14 @@ export class AppController extends DurableObject<Env> {
   /** A deploy that never reported back is failed, so the app is never left `Deploying…`. */
   override async alarm(): Promise<void> {
     const current = this.#inFlight();
+    if (current?.kind === "env") {
+      if (Date.now() < current.since + ENV_APPLY_DEADLINE_MS) await this.ctx.storage.setAlarm(current.since + ENV_APPLY_DEADLINE_MS);
+      else {
+        if (current.appId) await envApplyTimedOut(this.env, current.appId, Date.now());
+        this.#clear();
+      }
+      return;
+    }
     if (current?.kind !== "deploy" || !current.deployId) return;
     const now = Date.now();
     if (now < current.since + DEPLOY_DEADLINE_MS) {
@@ -194,7 +211,7 @@ export class AppController extends DurableObject<Env> {
       if (!launched.ok) return launched.refusal;
       await database(this.env)
         .update(apps)
-        .set({ status: "running", instanceId: launched.instance.id, instanceUrl: launched.instance.url })
+        .set({ status: "running", instanceId: launched.instance.id, instanceUrl: launched.instance.url, envAppliedVersion: launched.envVersion })
         .where(eq(apps.id, app.id));
       if (app.instanceId) await runtime.remove(app.instanceId).catch(() => undefined);
       return { outcome: "done" };
@@ -229,11 +246,34 @@ export class AppController extends DurableObject<Env> {
       if (!launched.ok) return launched.refusal;
       await db
         .update(apps)
-        .set({ plan: input.plan, instanceId: launched.instance.id, instanceUrl: launched.instance.url })
+        .set({ plan: input.plan, instanceId: launched.instance.id, instanceUrl: launched.instance.url, envAppliedVersion: launched.envVersion })
         .where(eq(apps.id, app.id));
       if (app.instanceId) await this.#retire(runtime, app.instanceId);
       return { outcome: "done" };
     }) as Promise<ControlResult>;
+  }
+
+  /**
+   * Saves an app's whole variable set (SPEC.md, contract item 6, save conflicts): refused while any
+   * change is in flight; the mark is taken synchronously before anything is read, so two saves
+   * never interleave. When the app is serving, a new instance with the new set takes over in the
+   * background and the mark stays until it has (or has failed; the old instance then keeps serving).
+   */
+  async saveEnv(input: { appId: string; version: number; variables: EnvVariable[]; now: number }): Promise<EnvSaveResult> {
+    if (this.#inFlight()) return { outcome: "refused", code: "DEPLOY_IN_PROGRESS", message: DEPLOY_IN_PROGRESS_MESSAGE };
+    this.ctx.storage.kv.put<InFlightRecord>("in_flight", { kind: "env", appId: input.appId, since: input.now });
+    let apply: EnvApplyRunner | null = null;
+    try {
+      const saved = await saveEnvSet(this.env, input, { drainMs: DRAIN_MS });
+      if ("apply" in saved) apply = saved.apply;
+      return saved.outcome === "saved" ? { outcome: "saved", version: saved.version, effect: saved.effect } : saved;
+    } finally {
+      if (apply) {
+        const run = apply;
+        await this.ctx.storage.setAlarm(input.now + ENV_APPLY_DEADLINE_MS);
+        this.ctx.waitUntil(run(() => this.#clear()).then(() => this.ctx.storage.deleteAlarm()));
+      } else this.#clear();
+    }
   }
 
   /** Delete: instance, images, logs and record removed; cannot be undone. */
@@ -262,16 +302,17 @@ export class AppController extends DurableObject<Env> {
     }) as Promise<ControlResult>;
   }
 
-  async #launch(app: AppRow, runtime: NonNullable<ReturnType<typeof runtimeFromUrl>>, plan: PlanId): Promise<{ ok: true; instance: Instance } | { ok: false; refusal: Refusal }> {
+  async #launch(app: AppRow, runtime: NonNullable<ReturnType<typeof runtimeFromUrl>>, plan: PlanId): Promise<{ ok: true; instance: Instance; envVersion: number } | { ok: false; refusal: Refusal }> {
     if (!app.image || app.port === null || !app.liveDeployId) {
       return { ok: false, refusal: { outcome: "refused", code: "INVALID_STATE", message: "The app has no built image yet. Deploy it first." } };
     }
+    const variables = await launchEnv(this.env, app.id);
     const launched = await launchInstance(
       runtime,
-      { appId: app.id, image: app.image, port: app.port, portReason: app.portReason ?? "", plan, env: {}, deployId: app.liveDeployId },
+      { appId: app.id, image: app.image, port: app.port, portReason: app.portReason ?? "", plan, env: variables.env, deployId: app.liveDeployId },
       { probeTimeoutSeconds: getConfig(this.env).PROBE_TIMEOUT_SECONDS },
     );
-    if (launched.ok) return launched;
+    if (launched.ok) return { ...launched, envVersion: variables.version };
     log("warn", "instance launch failed", { app_id: app.id, kind: launched.kind });
     return { ok: false, refusal: { outcome: "refused", code: "LAUNCH_FAILED", message: launched.message } };
   }

@@ -142,6 +142,29 @@ export interface AppView {
   port_reason: string | null;
   created_at: string;
   latest_deploy: DeployView | null;
+  env: EnvStateView;
+}
+
+/**
+ * The app's variable set: the saved `version`, the one the serving instance was started with,
+ * whether a new instance is taking over, and the last save whose instance failed its check.
+ */
+export interface EnvStateView {
+  version: number;
+  applied_version: number;
+  applying: boolean;
+  failure: { version: number; message: string } | null;
+}
+
+/** A save is being applied while a serving app's instance has an older set and no failure was recorded for it. */
+export function viewEnvState(row: AppRow): EnvStateView {
+  const failed = row.envFailure !== null && row.envFailure.version > row.envAppliedVersion;
+  return {
+    version: row.envVersion,
+    applied_version: row.envAppliedVersion,
+    applying: row.status === "running" && row.envVersion > row.envAppliedVersion && row.envFailure?.version !== row.envVersion,
+    failure: failed ? { version: row.envFailure!.version, message: row.envFailure!.message } : null,
+  };
 }
 
 export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: string, requestUrl: string): AppView {
@@ -164,5 +187,6 @@ export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: 
     port_reason: row.portReason,
     created_at: iso(row.createdAt),
     latest_deploy: latest ? viewDeploy(latest) : null,
+    env: viewEnvState(row),
   };
 }
