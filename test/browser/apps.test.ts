@@ -49,7 +49,7 @@ describe("apps in Chromium", () => {
   });
 
   it("creates an app (a subdomain error shown under its field first), deploys it, sees Deploying… and then the live link", async () => {
-    const repo = await repository(stack, `hello-${run}`, httpdApp("<h1>Hello from the browser test</h1>\n", {
+    const repo = await repository(stack, `hello-${run}`, httpdApp(`<h1>Hello from the browser test</h1>\n<!-- run ${run}: a new page, so the build below is not cached -->\n`, {
       port: 8080,
       // Holds the build a few seconds so the page is seen while it runs.
       extra: 'RUN ["/bin/busybox", "sleep", "4"]\n',
