@@ -4,6 +4,8 @@ interface Secrets {
   LINK_SIGNING_KEYS: string;
   /** AES-256-GCM key for environment variable values, 32 bytes base64. */
   ENV_ENCRYPTION_KEY: string;
+  /** Bearer token of the operator routes (/admin/api); optional: unset turns them off. */
+  OPERATOR_TOKEN?: string;
 }
 interface Env extends Secrets {}
 declare namespace Cloudflare {

@@ -15,8 +15,9 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
 
 /** Secrets the Worker needs; generated for local runs when `.dev.vars` lacks them. */
-export function generateSecrets(): Record<"LINK_SIGNING_KEYS" | "ENV_ENCRYPTION_KEY", string> {
+export function generateSecrets(): Record<"LINK_SIGNING_KEYS" | "ENV_ENCRYPTION_KEY" | "OPERATOR_TOKEN", string> {
   return {
+    OPERATOR_TOKEN: `op_${randomBytes(32).toString("base64url")}`,
     LINK_SIGNING_KEYS: `local1:${randomBytes(32).toString("base64url")}`,
     ENV_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
   };

@@ -12,6 +12,8 @@ import { launchInstance } from "./launch";
 import type { DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
 import { type AppRow, getApp } from "./store";
+import { RENEWAL_RETRY_MS, renewIfDue, renewalTime } from "../billing/renewal";
+import { recordDeploy, recordStart, startRefusal, stopColumns } from "../billing/app-events";
 import { type EnvApplyRunner, type EnvSaveResult, ENV_APPLY_DEADLINE_MS, envApplyTimedOut, saveEnvSet } from "../envvars/save";
 import type { EnvVariable } from "../envvars/rules";
 import { launchEnv } from "../envvars/store";
@@ -21,7 +23,9 @@ export const DEPLOY_DEADLINE_MS = 30 * 60 * 1000;
 /** How long the old instance keeps serving requests already sent to it after a switch. */
 export const DRAIN_MS = 2000;
 
-type Refusal = Extract<ControlDecision, { outcome: "refused" }> | { outcome: "refused"; code: "ENGINE_UNAVAILABLE" | "LAUNCH_FAILED"; message: string };
+type Refusal =
+  | Extract<ControlDecision, { outcome: "refused" }>
+  | { outcome: "refused"; code: "ENGINE_UNAVAILABLE" | "LAUNCH_FAILED" | "INSUFFICIENT_FUNDS"; message: string };
 export type ControlResult = { outcome: "done" } | Refusal;
 export type DeployResult = { outcome: "started" | "already_deploying"; deployId: string } | Refusal;
 
@@ -75,6 +79,7 @@ export class AppController extends DurableObject<Env> {
       if (decision.outcome !== "go") return decision;
     }
     this.ctx.storage.kv.put<InFlightRecord>("in_flight", { kind: control, deployId: options.deployId, since: now });
+    this.ctx.storage.kv.put("app_id", appId);
     let keep = false;
     try {
       const app = await getApp(this.env, appId);
@@ -82,7 +87,8 @@ export class AppController extends DurableObject<Env> {
       const decision = decideControl(control, app.status, null);
       if (decision.outcome !== "go") return decision;
       const result = await run(app);
-      keep = options.keepMark === true;
+      // A refused run (no funds, no engine) leaves nothing in flight.
+      keep = options.keepMark === true && !isRefusal(result);
       return result;
     } finally {
       if (!keep) this.#clear();
@@ -99,13 +105,13 @@ export class AppController extends DurableObject<Env> {
       input.appId,
       input.now,
       async (app) => {
-        const db = database(this.env);
-        await db.batch([
-          db.insert(deploys).values({ id: input.deployId, appId: app.id, status: "building", startedAt: input.now }),
-          db.update(apps).set({ firstDeployAt: app.firstDeployAt ?? input.now }).where(eq(apps.id, app.id)),
-        ]);
+        // Billing rules 1-2: the first deploy is charged before the build starts, or refused. With
+        // no engine configured the deploy fails at once, the service's fault: nothing is charged.
+        const engine = getConfig(this.env).RUNTIME_URL !== "";
+        const billed = await recordDeploy(this.env, app, input.deployId, input.now, { charge: engine });
+        if (!billed.ok) return { outcome: "refused" as const, code: billed.code, message: billed.message };
         await this.env.DEPLOY_JOBS.send({ appId: app.id, deployId: input.deployId } satisfies DeployJobMessage);
-        await this.ctx.storage.setAlarm(input.now + DEPLOY_DEADLINE_MS);
+        await this.#reschedule(input.now);
         return { outcome: "started" as const, deployId: input.deployId };
       },
       { deployId: input.deployId, keepMark: true },
@@ -152,7 +158,7 @@ export class AppController extends DurableObject<Env> {
         : statements,
     );
     this.#clear(input.deployId);
-    await this.ctx.storage.deleteAlarm();
+    await this.#reschedule(Date.now());
     return { previous: { instanceId: app.instanceId, image: app.image } };
   }
 
@@ -167,39 +173,59 @@ export class AppController extends DurableObject<Env> {
       ]);
     }
     this.#clear(input.deployId);
-    if (!this.#inFlight()) await this.ctx.storage.deleteAlarm();
+    await this.#reschedule(Date.now());
   }
 
-  /** A deploy that never reported back is failed, so the app is never left `Deploying…`. */
   override async alarm(): Promise<void> {
+    await this.tick(Date.now());
+  }
+
+  /**
+   * The alarm's work at `now`: a deploy or variable switch that never reported back by its deadline
+   * is failed (so the app is never left `Deploying…`), and a paid period that has ended is renewed
+   * (src/billing/renewal.ts). Then the next alarm is set for whichever comes first.
+   */
+  async tick(now: number): Promise<void> {
     const current = this.#inFlight();
-    if (current?.kind === "env") {
-      if (Date.now() < current.since + ENV_APPLY_DEADLINE_MS) await this.ctx.storage.setAlarm(current.since + ENV_APPLY_DEADLINE_MS);
-      else {
-        if (current.appId) await envApplyTimedOut(this.env, current.appId, Date.now());
-        this.#clear();
-      }
-      return;
+    if (current?.kind === "env" && now >= current.since + ENV_APPLY_DEADLINE_MS) {
+      if (current.appId) await envApplyTimedOut(this.env, current.appId, now);
+      this.#clear();
+    } else if (current?.kind === "deploy" && current.deployId && now >= current.since + DEPLOY_DEADLINE_MS) {
+      log("warn", "deploy passed its deadline; marked failed", { deploy_id: current.deployId });
+      await this.failDeploy({
+        deployId: current.deployId,
+        failure: { kind: "interrupted", message: "The deploy did not finish in time and was stopped. Deploy again." },
+        now,
+      });
     }
-    if (current?.kind !== "deploy" || !current.deployId) return;
-    const now = Date.now();
-    if (now < current.since + DEPLOY_DEADLINE_MS) {
-      await this.ctx.storage.setAlarm(current.since + DEPLOY_DEADLINE_MS);
-      return;
-    }
-    log("warn", "deploy passed its deadline; marked failed", { deploy_id: current.deployId });
-    await this.failDeploy({
-      deployId: current.deployId,
-      failure: { kind: "interrupted", message: "The deploy did not finish in time and was stopped. Deploy again." },
-      now,
-    });
+    const appId = this.ctx.storage.kv.get<string>("app_id");
+    if (appId && !this.#inFlight()) await renewIfDue(this.env, appId, now, runtimeFromUrl(getConfig(this.env).RUNTIME_URL));
+    await this.#reschedule(now);
+  }
+
+  /**
+   * One alarm for everything timed: the in-flight change's deadline and the end of the paid period
+   * of a running app. A renewal that falls due while a change is in flight waits for it.
+   */
+  async #reschedule(now: number): Promise<void> {
+    const times: number[] = [];
+    const current = this.#inFlight();
+    if (current?.kind === "deploy") times.push(current.since + DEPLOY_DEADLINE_MS);
+    if (current?.kind === "env") times.push(current.since + ENV_APPLY_DEADLINE_MS);
+    const appId = this.ctx.storage.kv.get<string>("app_id");
+    const app = appId ? await getApp(this.env, appId) : undefined;
+    const renewAt = app ? renewalTime(app) : null;
+    if (renewAt !== null) times.push(current ? Math.max(renewAt, now + RENEWAL_RETRY_MS) : renewAt);
+    if (times.length === 0) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Math.min(...times));
   }
 
   /** Stop: the app goes offline, settings kept. */
   stop(input: { appId: string; now: number }): Promise<ControlResult> {
     return this.#engineControl("stop", input, async (app, runtime) => {
       if (app.instanceId) await runtime.stop(app.instanceId);
-      await database(this.env).update(apps).set({ status: "stopped" }).where(eq(apps.id, app.id));
+      // Billing rule 3: the stopped clock starts with the stop.
+      await database(this.env).update(apps).set(stopColumns(app, input.now)).where(eq(apps.id, app.id));
       return { outcome: "done" };
     });
   }
@@ -207,12 +233,21 @@ export class AppController extends DurableObject<Env> {
   /** Start: the app returns on its current plan, as a new instance of the same image. */
   start(input: { appId: string; now: number }): Promise<ControlResult> {
     return this.#engineControl("start", input, async (app, runtime) => {
+      // Billing rule 4 (or a fresh period after a renewal could not be paid): refused before anything runs.
+      const affordable = await startRefusal(this.env, app, input.now);
+      if (!affordable.ok) return { outcome: "refused", code: affordable.code, message: affordable.message };
       const launched = await this.#launch(app, runtime, app.plan as PlanId);
       if (!launched.ok) return launched.refusal;
-      await database(this.env)
-        .update(apps)
-        .set({ status: "running", instanceId: launched.instance.id, instanceUrl: launched.instance.url, envAppliedVersion: launched.envVersion })
-        .where(eq(apps.id, app.id));
+      const billed = await recordStart(this.env, app, input.now, {
+        instanceId: launched.instance.id,
+        instanceUrl: launched.instance.url,
+        envAppliedVersion: launched.envVersion,
+      });
+      if (!billed.ok) {
+        await runtime.remove(launched.instance.id).catch(() => undefined);
+        return { outcome: "refused", code: billed.code, message: billed.message };
+      }
+      await this.#reschedule(input.now);
       if (app.instanceId) await runtime.remove(app.instanceId).catch(() => undefined);
       return { outcome: "done" };
     });
@@ -262,6 +297,7 @@ export class AppController extends DurableObject<Env> {
   async saveEnv(input: { appId: string; version: number; variables: EnvVariable[]; now: number }): Promise<EnvSaveResult> {
     if (this.#inFlight()) return { outcome: "refused", code: "DEPLOY_IN_PROGRESS", message: DEPLOY_IN_PROGRESS_MESSAGE };
     this.ctx.storage.kv.put<InFlightRecord>("in_flight", { kind: "env", appId: input.appId, since: input.now });
+    this.ctx.storage.kv.put("app_id", input.appId);
     let apply: EnvApplyRunner | null = null;
     try {
       const saved = await saveEnvSet(this.env, input, { drainMs: DRAIN_MS });
@@ -270,8 +306,8 @@ export class AppController extends DurableObject<Env> {
     } finally {
       if (apply) {
         const run = apply;
-        await this.ctx.storage.setAlarm(input.now + ENV_APPLY_DEADLINE_MS);
-        this.ctx.waitUntil(run(() => this.#clear()).then(() => this.ctx.storage.deleteAlarm()));
+        await this.#reschedule(input.now);
+        this.ctx.waitUntil(run(() => this.#clear()).then(() => this.#reschedule(Date.now())));
       } else this.#clear();
     }
   }
@@ -322,6 +358,10 @@ export class AppController extends DurableObject<Env> {
     await new Promise((r) => setTimeout(r, DRAIN_MS));
     await runtime.remove(instanceId).catch((err: unknown) => log("warn", "old instance not removed", { instance_id: instanceId, ...describeError(err) }));
   }
+}
+
+function isRefusal(result: unknown): boolean {
+  return typeof result === "object" && result !== null && (result as { outcome?: string }).outcome === "refused";
 }
 
 /** The controller of an app. */

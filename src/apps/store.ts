@@ -1,3 +1,4 @@
+import { type BillingView, viewBilling } from "../billing/app-billing";
 import { and, desc, eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { type AppStatus, type DeployStatus, type PortSource, apps, deploys } from "../db/schema";
@@ -143,6 +144,7 @@ export interface AppView {
   created_at: string;
   latest_deploy: DeployView | null;
   env: EnvStateView;
+  billing: BillingView;
 }
 
 /**
@@ -188,5 +190,6 @@ export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: 
     created_at: iso(row.createdAt),
     latest_deploy: latest ? viewDeploy(latest) : null,
     env: viewEnvState(row),
+    billing: viewBilling(row),
   };
 }

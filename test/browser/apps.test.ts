@@ -5,7 +5,7 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppsStack, httpdApp, repository, startAppsStack } from "../e2e/apps-harness";
+import { type AppsStack, creditAccount, httpdApp, repository, startAppsStack } from "../e2e/apps-harness";
 import { launchChromium, openPage, screenshot } from "./browser";
 
 let stack: AppsStack;
@@ -42,6 +42,8 @@ describe("apps in Chromium", () => {
     await page.getByLabel("Password").fill("correct horse battery");
     await page.getByRole("button", { name: "Create account" }).click();
     await page.waitForURL(/\/console\/databases$/);
+    // The operator credits the wallet, so the first deploy below can be charged.
+    await creditAccount(stack.worker.url, `apps-browser-${run}@example.com`, 10_000);
     await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Apps" }).click();
     await page.waitForURL(/\/console\/apps$/);
     await page.getByText("No apps yet").waitFor();
