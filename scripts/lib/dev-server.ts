@@ -36,6 +36,16 @@ export function ensureDevVars(path = join(ROOT, ".dev.vars")): string[] {
   return added.map(([name]) => name);
 }
 
+/** One variable of `.dev.vars` (quotes removed), or undefined. */
+export function readDevVar(name: string, path = join(ROOT, ".dev.vars")): string | undefined {
+  if (!existsSync(path)) return undefined;
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    const match = /^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);
+    if (match?.[1] === name) return match[2]!.replace(/^(["'])(.*)\1$/, "$2");
+  }
+  return undefined;
+}
+
 export function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const server = createServer();

@@ -1,4 +1,5 @@
 import type { AppView, DeployView } from "../../apps/store";
+import { billingHints } from "../../billing/hints";
 import { AppStatusBadge, type SettingsValues, SettingsFields, planLabel } from "./app-components";
 import { ControlsCard } from "./app-controls";
 import { Csrf, DateTime } from "./components";
@@ -54,6 +55,7 @@ function settingsOf(app: AppView): SettingsValues {
 export function AppPage(props: AppPageProps) {
   const { app, viewer } = props;
   const latest = app.latest_deploy;
+  const billing = billingHints(app);
   return (
     <Layout title={app.name} viewer={viewer} section="apps" flash={props.flash}>
       <div
@@ -86,7 +88,15 @@ export function AppPage(props: AppPageProps) {
           </div>
           <div>
             <dt>Plan</dt>
-            <dd>{planLabel(app.plan)}</dd>
+            <dd>
+              {planLabel(app.plan)} <span class="muted">({app.billing.next_price.toLocaleString("en-US")} DA a month)</span>
+            </dd>
+          </div>
+          <div>
+            <dt>Billing</dt>
+            <dd data-billing="summary">
+              {billing.summary} <a href="/console/billing">Wallet</a>
+            </dd>
           </div>
           <div>
             <dt>Created</dt>
@@ -95,6 +105,11 @@ export function AppPage(props: AppPageProps) {
             </dd>
           </div>
         </dl>
+        {billing.warning && (
+          <p class="alert" data-billing="warning">
+            {billing.warning}
+          </p>
+        )}
         {latest?.status === "failed" && <FailurePanel appId={app.id} deploy={latest} stillServing={app.status === "running"} />}
         <ControlsCard app={app} csrfToken={viewer.csrfToken} />
         <DeployHistory appId={app.id} deploys={props.deploys} locale={viewer.locale} />

@@ -129,4 +129,11 @@ button[disabled] { cursor: default; filter: none; opacity: .7; }
 pre.log { background: #0f172a; color: #e2e8f0; border-radius: 6px; padding: 14px 16px; margin: 0; max-height: 70vh; overflow: auto; white-space: pre-wrap; word-break: break-word;
   font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .84em; line-height: 1.45; }
 pre.log:focus-visible { outline-color: #93b4ff; }
+/* Billing */
+.billing-hints { list-style: none; padding: 10px 0 0; margin: 8px 0 0; border-top: 1px solid var(--line); font-size: .9em; color: var(--muted); }
+.billing-hints li { margin: 2px 0; }
+.billing-hints strong { color: var(--ink); }
+.balance { font-size: 1.8em; margin: 0 0 8px; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.credit { color: var(--ok); }
 `;
