@@ -8,7 +8,7 @@ import { runtimeFromUrl } from "../runtime";
 import type { Instance } from "../runtime/types";
 import { type Control, type ControlDecision, type InFlight, decideControl } from "./controls";
 import { deleteAppLogs } from "./deploy-log";
-import { launchInstance } from "./launch";
+import { APP_ID_LABEL, appImageRepository, launchInstance } from "./launch";
 import type { DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
 import { type AppRow, getApp } from "./store";
@@ -319,8 +319,12 @@ export class AppController extends DurableObject<Env> {
       const db = database(this.env);
       const images = await db.select({ image: deploys.image, instanceId: deploys.instanceId }).from(deploys).where(eq(deploys.appId, app.id));
       if (runtime) {
-        for (const id of new Set([app.instanceId, ...images.map((d) => d.instanceId)])) if (id) await runtime.remove(id);
-        for (const image of new Set([app.image, ...images.map((d) => d.image)])) if (image) await runtime.removeImage(image);
+        // What the records name, and what the engine itself holds for the app: an old instance
+        // whose removal after a switch never ran (its job or object was interrupted while it
+        // drained) is named by no record.
+        const [running, tagged] = await Promise.all([runtime.instances({ [APP_ID_LABEL]: app.id }), runtime.images(appImageRepository(app.id))]);
+        for (const id of new Set([app.instanceId, ...images.map((d) => d.instanceId), ...running])) if (id) await runtime.remove(id);
+        for (const image of new Set([app.image, ...images.map((d) => d.image), ...tagged])) if (image) await runtime.removeImage(image);
       }
       await deleteAppLogs(this.env.LOGS, app.id);
       await db.delete(apps).where(eq(apps.id, app.id));

@@ -11,7 +11,7 @@ import { DRAIN_MS, appController } from "./app-controller";
 import { missingBuildFileMessage, resolveBuildFile } from "./contract/build-file";
 import { probedPort } from "./contract/expose";
 import { DeployLog, deployLogKey } from "./deploy-log";
-import { launchInstance } from "./launch";
+import { appImageRepository, launchInstance } from "./launch";
 import type { DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
 import { type AppRow, type DeployRow, getApp } from "./store";
@@ -97,8 +97,11 @@ export async function runDeployJob(env: Env, message: Message<DeployJobMessage>,
     }
     const switched = await controller.completeDeploy({ deployId, instance: outcome.instance, envVersion: outcome.envVersion, now: options.now() });
     if (!switched) {
-      await deployLog.step("The deploy was no longer current; its instance was removed");
+      // Nothing will serve from this deploy (it was failed meanwhile, or the app deleted): its
+      // instance and image go, or they would outlive the records that could find them.
+      await deployLog.step("The deploy was no longer current; its instance and image were removed");
       await runtime.remove(outcome.instance.id).catch(() => undefined);
+      await runtime.removeImage(outcome.image).catch(() => undefined);
     } else {
       await deployLog.step(`Live: traffic switched to instance ${outcome.instance.id.slice(0, 12)}`);
       await deployLog.flush();
@@ -140,7 +143,7 @@ async function buildAndLaunch(env: Env, runtime: ContainerRuntime, app: AppRow, 
   }
 
   const { context, inspection } = buildContextFromArchive(res.body, { rootDirectory: app.rootDirectory, dockerfilePath: buildFile.path });
-  const tag = `control-plane/app-${app.id}:${deploy.id}`;
+  const tag = `${appImageRepository(app.id)}:${deploy.id}`;
   await deployLog.step(`Building ${buildFile.path} (context: ${app.rootDirectory || "repository root"})`);
   const build = await runtime.build({ context, dockerfile: buildFile.inContext, tag, onOutput: (text) => deployLog.append(text.replace(/\n$/, "")) });
   const found = await Promise.race([
