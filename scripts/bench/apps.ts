@@ -48,9 +48,9 @@ const POLL_MS = 50;
 const LOAD_BOUND_MS = 15_000;
 
 /** The Worker's settings for the run: no rate limit in the way, the engine through the forwarder. */
-function workerVars(engineUrl: string): Record<string, string> {
+function workerVars(engineUrl: string, secrets: ReturnType<typeof generateSecrets>): Record<string, string> {
   return {
-    ...generateSecrets(),
+    ...secrets,
     RATE_LIMIT_PER_MINUTE: "1000000",
     RATE_LIMIT_BURST: "1000000",
     RUNTIME_URL: engineUrl,
@@ -246,7 +246,8 @@ export async function runAppsBench(options: BenchOptions, { log, progress }: Out
   const interrupted = () => void cleanup().then(() => process.exit(130));
   process.once("SIGINT", interrupted);
   try {
-    worker = await startDevServer({ persistTo: join(dir, "state"), vars: workerVars(engine.url) });
+    const secrets = generateSecrets();
+    worker = await startDevServer({ persistTo: join(dir, "state"), vars: workerVars(engine.url, secrets) });
     const repo = await createRepository(forgeRoot, "bench", "httpd", appFiles(busybox), {
       forgeUrl: forge.url,
       modes: { busybox: 0o755 },
@@ -254,7 +255,15 @@ export async function runAppsBench(options: BenchOptions, { log, progress }: Out
     });
     const repoDir = join(forgeRoot, "bench", "httpd");
     session = new Session(worker.url);
-    await session.json("POST", "/console/api/signup", { email: `bench-apps-${runId}@example.com`, password: "bench-password-1" });
+    const email = `bench-apps-${runId}@example.com`;
+    await session.json("POST", "/console/api/signup", { email, password: "bench-password-1" });
+    // The first deploy is charged (billing rule 1): the operator credits the bench account first.
+    const credited = await fetch(`${worker.url}/admin/api/accounts/${encodeURIComponent(email)}/credits`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${secrets.OPERATOR_TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ amount: 100_000, note: "Benchmark credit" }),
+    });
+    if (credited.status !== 201) throw new Error(`crediting the bench account answered ${credited.status}`);
     app = await session.json<AppJson>("POST", "/console/api/apps", { name: "Bench httpd", repository: repo, subdomain: `bench-${runId}`, plan: PLAN });
     const proxy = { url: `http://127.0.0.1:${worker.port}/`, host: `${app.hostname}:${worker.port}` };
     log(`App ${app.id} at http://${proxy.host}/ from ${repo}`);
