@@ -6,6 +6,7 @@ import { appRoutes } from "./console/api/apps";
 import { authRoutes } from "./console/api/auth";
 import { consolePages } from "./console/pages";
 import { databaseRoutes } from "./console/api/databases";
+import { envRoutes } from "./console/api/env";
 import { tokenRoutes } from "./console/api/tokens";
 import { consoleBodyLimit } from "./http/body-limit";
 import { type AppEnv, type Deps, defaultDeps } from "./http/context";
@@ -35,6 +36,7 @@ export function createApp(deps: Deps = defaultDeps) {
   consoleApi.route("/tokens", tokenRoutes);
   consoleApi.route("/databases", databaseRoutes);
   consoleApi.route("/apps", appRoutes);
+  consoleApi.route("/apps", envRoutes);
   app.route("/console/api", consoleApi);
   app.route("/console", consolePages);
   app.route("/", createApiV1());

@@ -258,10 +258,13 @@ export class AppController extends DurableObject<Env> {
    * change is in flight; the mark is taken synchronously before anything is read, so two saves
    * never interleave. When the app is serving, a new instance with the new set takes over in the
    * background and the mark stays until it has (or has failed; the old instance then keeps serving).
+   * The background run keeps the object alive (compatibility date 2026-10-01 or later: pending
+   * waitUntil promises and timers prevent eviction); the deadline alarm covers a run lost anyway.
    */
   async saveEnv(input: { appId: string; version: number; variables: EnvVariable[]; now: number }): Promise<EnvSaveResult> {
     if (this.#inFlight()) return { outcome: "refused", code: "DEPLOY_IN_PROGRESS", message: DEPLOY_IN_PROGRESS_MESSAGE };
-    this.ctx.storage.kv.put<InFlightRecord>("in_flight", { kind: "env", appId: input.appId, since: input.now });
+    const mark: InFlightRecord = { kind: "env", appId: input.appId, since: input.now };
+    this.ctx.storage.kv.put<InFlightRecord>("in_flight", mark);
     let apply: EnvApplyRunner | null = null;
     try {
       const saved = await saveEnvSet(this.env, input, { drainMs: DRAIN_MS });
@@ -269,11 +272,25 @@ export class AppController extends DurableObject<Env> {
       return saved.outcome === "saved" ? { outcome: "saved", version: saved.version, effect: saved.effect } : saved;
     } finally {
       if (apply) {
-        const run = apply;
         await this.ctx.storage.setAlarm(input.now + ENV_APPLY_DEADLINE_MS);
-        this.ctx.waitUntil(run(() => this.#clear()).then(() => this.ctx.storage.deleteAlarm()));
-      } else this.#clear();
+        this.ctx.waitUntil(apply().then(() => this.#endEnvApply(mark)));
+      } else this.#clearEnv(mark);
     }
+  }
+
+  /** Clears the mark of a variable save, unless it already gave way (its deadline passed meanwhile). */
+  #clearEnv(mark: InFlightRecord): boolean {
+    const current = this.#inFlight();
+    if (current?.kind !== "env" || current.since !== mark.since) return false;
+    this.ctx.storage.kv.delete("in_flight");
+    return true;
+  }
+
+  async #endEnvApply(mark: InFlightRecord): Promise<void> {
+    const current = this.#inFlight();
+    if (current?.kind !== "env" || current.since !== mark.since) return;
+    await this.ctx.storage.deleteAlarm();
+    this.#clearEnv(mark);
   }
 
   /** Delete: instance, images, logs and record removed; cannot be undone. */
