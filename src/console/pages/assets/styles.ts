@@ -129,4 +129,10 @@ button[disabled] { cursor: default; filter: none; opacity: .7; }
 pre.log { background: #0f172a; color: #e2e8f0; border-radius: 6px; padding: 14px 16px; margin: 0; max-height: 70vh; overflow: auto; white-space: pre-wrap; word-break: break-word;
   font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .84em; line-height: 1.45; }
 pre.log:focus-visible { outline-color: #93b4ff; }
+fieldset.env-row { border: none; border-bottom: 1px solid var(--line, #e4e7ec); padding: 0 0 10px; margin: 0 0 10px; display: grid; grid-template-columns: minmax(140px, 1fr) 2fr auto; gap: 4px 12px; align-items: start; }
+fieldset.env-row .field { margin: 0; }
+fieldset.env-row textarea { min-height: 38px; font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+.env-remove { align-self: end; padding-bottom: 8px; white-space: nowrap; }
+.env-row-errors, .env-paste-errors { grid-column: 1 / -1; padding-left: 18px; }
+.env-paste fieldset.plans label { display: block; }
 `;
