@@ -104,7 +104,7 @@ export function AppPage(props: AppPageProps) {
         <DeployHistory appId={app.id} deploys={props.deploys} locale={viewer.locale} />
       </div>
       <p class="visually-hidden" role="status" data-app-announce=""></p>
-      <EnvSection app={app} csrfToken={viewer.csrfToken} rows={props.envRows} paste={props.envPaste} />
+      <EnvSection app={app} csrfToken={viewer.csrfToken} rows={props.envRows} paste={props.envPaste} flash={props.flash} />
       <section class="card" id="settings" aria-labelledby="settings-heading">
         <h2 id="settings-heading">Settings</h2>
         <p class="lead">The name changes at once; the source settings are used from the next deploy.</p>

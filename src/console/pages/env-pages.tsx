@@ -42,7 +42,7 @@ function savedNotice(app: AppRow, effect: EnvEffect): string {
 /** Saves through the app's controller and goes back to the app page with the outcome. */
 async function saveAndReturn(c: Page, app: AppRow, version: number, variables: EnvVariable[]) {
   const result: EnvSaveResult = await appController(c.env, app.id).saveEnv({ appId: app.id, version, variables, now: c.get("deps").now() });
-  await setFlash(c, result.outcome === "refused" ? { error: result.message } : { notice: savedNotice(app, result.effect) });
+  await setFlash(c, result.outcome === "refused" ? { section: "environment", error: result.message } : { section: "environment", notice: savedNotice(app, result.effect) });
   return c.redirect(sectionPath(app.id), 303);
 }
 
@@ -86,7 +86,7 @@ export const envPages = new Hono<AppEnv>()
     const paste: EnvPasteForm = { text: fields.text ?? "", mode: (fields.mode === "replace" ? "replace" : "merge") as PasteMode };
     const current = await readEnv(c.env, app.id);
     if (!current || current.version !== version) {
-      await setFlash(c, { error: ENV_CHANGED_MESSAGE });
+      await setFlash(c, { section: "environment", error: ENV_CHANGED_MESSAGE });
       return c.redirect(sectionPath(app.id), 303);
     }
     const plan = planPaste(current.variables, { ...paste, confirm: fields.confirm?.trim() });

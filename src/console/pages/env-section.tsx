@@ -1,9 +1,10 @@
 import type { AppView } from "../../apps/store";
 import type { EnvDiff, PasteMode } from "../../envvars/diff";
 import { REPLACE_WORD } from "../../envvars/diff";
-import type { EnvVariable, RowError } from "../../envvars/rules";
+import { type EnvVariable, type RowError, VALUE_TOO_LARGE_MESSAGE } from "../../envvars/rules";
 import { Csrf, FieldError } from "./components";
-import { Layout, type Viewer } from "./layout";
+import type { Flash } from "./flash";
+import { FlashMessages, Layout, type Viewer } from "./layout";
 
 /**
  * The `Environment` section of the app page (issue 14): one row per variable (key, value, Remove),
@@ -25,6 +26,9 @@ export interface EnvPasteForm {
   mode: PasteMode;
   errors?: RowError[];
 }
+
+/** HTML drops one line break right after `<textarea>`: one is added so a value starting with a line break keeps it. */
+const textareaText = (text: string) => `\n${text}`;
 
 export const envPath = (appId: string) => `/console/apps/${appId}/env`;
 
@@ -63,18 +67,20 @@ function EnvState(props: { app: AppView }) {
 function RowField(props: { index: number; row: EnvVariable; messages: string[] }) {
   const { index, row, messages } = props;
   const errorId = `env-row-${index}-error`;
-  const invalid = messages.length > 0 ? "true" : undefined;
+  const errorShown = messages.length > 0 ? errorId : undefined;
+  const valueInvalid = messages.includes(VALUE_TOO_LARGE_MESSAGE) ? "true" : undefined;
+  const keyInvalid = messages.some((m) => m !== VALUE_TOO_LARGE_MESSAGE) ? "true" : undefined;
   return (
     <fieldset class="env-row" data-env-row={index}>
       <legend class="visually-hidden">Variable {index + 1}</legend>
       <div class="field">
         <label for={`env-key-${index}`}>Key</label>
-        <input id={`env-key-${index}`} name={`key_${index}`} type="text" value={row.key} class="mono" autocomplete="off" spellcheck={false} aria-invalid={invalid} aria-describedby={invalid && errorId} />
+        <input id={`env-key-${index}`} name={`key_${index}`} type="text" value={row.key} class="mono" autocomplete="off" spellcheck={false} aria-invalid={keyInvalid} aria-describedby={errorShown} />
       </div>
       <div class="field">
         <label for={`env-value-${index}`}>Value</label>
-        <textarea id={`env-value-${index}`} name={`value_${index}`} rows={1} autocomplete="off" spellcheck={false} aria-invalid={invalid} aria-describedby={invalid && errorId}>
-          {row.value}
+        <textarea id={`env-value-${index}`} name={`value_${index}`} rows={1} autocomplete="off" spellcheck={false} aria-invalid={valueInvalid} aria-describedby={errorShown}>
+          {textareaText(row.value)}
         </textarea>
       </div>
       <label class="env-remove">
@@ -91,13 +97,14 @@ function RowField(props: { index: number; row: EnvVariable; messages: string[] }
   );
 }
 
-export function EnvSection(props: { app: AppView; csrfToken: string; rows: EnvRowsForm; paste?: EnvPasteForm }) {
+export function EnvSection(props: { app: AppView; csrfToken: string; rows: EnvRowsForm; paste?: EnvPasteForm; flash?: Flash | null }) {
   const { app, csrfToken, rows } = props;
   const paste = props.paste ?? { text: "", mode: "merge" as PasteMode };
   const shown = rows.rows.length > 0 ? rows.rows : [{ key: "", value: "" }];
   return (
     <section class="card" id="environment" aria-labelledby="environment-heading">
       <h2 id="environment-heading">Environment</h2>
+      {props.flash?.section === "environment" && <FlashMessages flash={props.flash} />}
       <EnvState app={app} />
       <form method="post" action={envPath(app.id)} class="form-card env-rows" novalidate>
         <Csrf token={csrfToken} />
@@ -122,7 +129,7 @@ export function EnvSection(props: { app: AppView; csrfToken: string; rows: EnvRo
         <div class="field">
           <label for="env-paste-text">Paste variables</label>
           <textarea id="env-paste-text" name="text" rows={6} class="mono" spellcheck={false} aria-describedby="env-paste-hint" aria-invalid={paste.errors?.length ? "true" : undefined}>
-            {paste.text}
+            {textareaText(paste.text)}
           </textarea>
           <p class="hint" id="env-paste-hint">
             One KEY=value per line, as in a .env file. Lines starting with # are dropped; a -----BEGIN … -----END block is one value.
