@@ -32,14 +32,22 @@ const textareaText = (text: string) => `\n${text}`;
 
 export const envPath = (appId: string) => `/console/apps/${appId}/env`;
 
-/** What the running instance has, said where the variables are edited. */
+/** What the running instance has, said where the variables are edited; a save being applied comes before an earlier failure. */
 function EnvState(props: { app: AppView }) {
   const { app } = props;
   const { env } = app;
+  if (env.applying) {
+    return (
+      <p class="hint" data-env-applying="">
+        A new instance with the saved variables is starting. The running instance keeps the previous set until the new one answers.{" "}
+        <a href={`/console/apps/${app.id}#environment`}>Refresh</a>
+      </p>
+    );
+  }
   if (env.failure) {
     return (
       <section class="failure-panel" aria-labelledby="env-failure-heading" data-env-failure="">
-        <h2 id="env-failure-heading">The running instance still has the previous set of variables</h2>
+        <h3 id="env-failure-heading">The running instance still has the previous set of variables</h3>
         <p class="failure-message">{env.failure.message}</p>
         <p>The saved variables are kept; the app keeps serving with the previous set. A Redeploy starts it with the saved ones.</p>
         {env.failure.log && (
@@ -49,14 +57,6 @@ function EnvState(props: { app: AppView }) {
           </details>
         )}
       </section>
-    );
-  }
-  if (env.applying) {
-    return (
-      <p class="hint" data-env-applying="">
-        A new instance with the saved variables is starting. The running instance keeps the previous set until the new one answers.{" "}
-        <a href={`/console/apps/${app.id}#environment`}>Refresh</a>
-      </p>
     );
   }
   if (app.status === "not_deployed" || app.status === "failed") return <p class="hint">Saved variables are used from the first deploy.</p>;

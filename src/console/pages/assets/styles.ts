@@ -122,7 +122,7 @@ button[disabled] { cursor: default; filter: none; opacity: .7; }
 .plan-form { margin-top: 16px; padding-top: 16px; border-top: 1px solid var(--line); }
 .plan-form .field { flex: 0 1 auto; }
 .failure-panel { background: #fef3f2; border: 1px solid #f5b8b1; border-left: 5px solid var(--danger); border-radius: var(--radius); padding: 16px 20px; margin: 0 0 20px; color: #7a1a12; }
-.failure-panel h2 { color: var(--danger); margin-bottom: 6px; }
+.failure-panel h2, .failure-panel h3 { color: var(--danger); margin-bottom: 6px; }
 .failure-panel p { margin: 6px 0 0; }
 .failure-panel .failure-message { white-space: pre-line; color: var(--ink); }
 .failure-panel a { color: var(--danger); font-weight: 600; }
