@@ -73,6 +73,22 @@ describe("environment variable routes", () => {
     expect(after.env).toEqual({ version: 1, applied_version: 0, applying: false, failure: null });
     expect(after.status).toBe("not_deployed");
     expect((await appRow(app.id)).instanceId).toBeNull();
+
+    // Deleting the app deletes its variables.
+    expect((await client.call("DELETE", `/console/api/apps/${app.id}`)).status).toBe(200);
+    expect(await database(env).select().from(appEnvVars).where(eq(appEnvVars.appId, app.id))).toEqual([]);
+  });
+
+  it("stores a value of exactly 65,536 bytes (multi-byte characters counted as bytes) and a set of many variables", async () => {
+    const { client, app } = await newApp();
+    const big = "é".repeat(32_768);
+    const many = Array.from({ length: 150 }, (_, i) => ({ key: `VAR_${i}`, value: `value ${i}` }));
+    const variables = [{ key: "BIG", value: big }, ...many];
+    const res = await put(client, app.id, { version: 0, variables });
+    expect(res.status).toBe(200);
+    expect(await client.json<EnvJson>("GET", envPath(app.id))).toEqual({ version: 1, variables });
+    const over = await put(client, app.id, { version: 1, variables: [{ key: "BIG", value: `${big}a` }] });
+    expect(((await over.json()) as { errors: unknown }).errors).toEqual([{ row: 0, key: "BIG", messages: ["This value exceeds the 64 KiB limit."] }]);
   });
 
   it("refuses invalid rows with 400 INVALID_ENV, every row's messages at once, and writes nothing", async () => {
