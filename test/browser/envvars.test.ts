@@ -88,6 +88,9 @@ describe("environment variables in Chromium", () => {
     await page.locator("#env-key-3").fill("GREETING");
     await page.getByRole("button", { name: "Add variable" }).click();
     await page.locator("#env-key-4").waitFor();
+    // The console script added the row in place: the page was not sent again (the messages are still there).
+    expect(await rowErrors(3)).toEqual(["Use uppercase letters, digits, and underscores for the key."]);
+    expect(await page.evaluate("document.activeElement && document.activeElement.id")).toBe("env-key-4");
     await page.locator("#env-key-4").fill("FEATURE_FLAG");
     await page.locator("#env-value-4").fill("on");
     await page.getByRole("button", { name: "Save variables" }).click();

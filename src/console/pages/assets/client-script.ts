@@ -136,9 +136,44 @@ export const CLIENT_SCRIPT = `"use strict";
     setTimeout(tick, delay);
   }
 
+  // The Environment section: Add variable adds an empty row in place instead of a round trip, so
+  // what was typed in the other rows stays as it is.
+  function envRows() {
+    var form = document.querySelector("form.env-rows");
+    if (!form) return;
+    var count = form.querySelector("input[name=rows]");
+    var add = form.querySelector("button[name=action][value=add]");
+    var rows = form.querySelectorAll("fieldset.env-row");
+    if (!count || !add || rows.length === 0) return;
+    add.addEventListener("click", function (event) {
+      event.preventDefault();
+      var all = form.querySelectorAll("fieldset.env-row");
+      var last = all[all.length - 1];
+      var n = Number(count.value);
+      var row = last.cloneNode(true);
+      row.setAttribute("data-env-row", String(n));
+      row.querySelector("legend").textContent = "Variable " + (n + 1);
+      row.querySelectorAll(".env-row-errors").forEach(function (el) { el.remove(); });
+      row.querySelectorAll("input, textarea, label[for]").forEach(function (el) {
+        ["id", "for", "name"].forEach(function (attr) {
+          var value = el.getAttribute(attr);
+          if (value) el.setAttribute(attr, value.replace(/[0-9]+$/, String(n)));
+        });
+        el.removeAttribute("aria-invalid");
+        el.removeAttribute("aria-describedby");
+        if (el.type === "checkbox") el.checked = false;
+        else if (el.tagName !== "LABEL") el.value = "";
+      });
+      last.after(row);
+      count.value = String(n + 1);
+      row.querySelector("input[type=text]").focus();
+    });
+  }
+
   localDates(document);
   copyButtons(document);
   liveExports();
   liveApp();
+  envRows();
 })();
 `;
