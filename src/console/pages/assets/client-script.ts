@@ -99,7 +99,7 @@ export const CLIENT_SCRIPT = `"use strict";
         if (atEnd) pre.scrollTop = pre.scrollHeight;
       });
     };
-    var redraw = function (app) {
+    var redraw = function () {
       return get(location.pathname).then(function (res) { return res.text(); }).then(function (html) {
         var next = new DOMParser().parseFromString(html, "text/html").getElementById("app-live");
         if (!next) return;
@@ -110,10 +110,13 @@ export const CLIENT_SCRIPT = `"use strict";
         var pre = document.getElementById("deploy-log");
         if (pre) pre.scrollTop = pre.scrollHeight;
         if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
-        if (app.deploy_in_progress) hideRefresh();
-        if (!app.deploy_in_progress && announce) {
-          var d = app.latest_deploy;
-          announce.textContent = d && d.status === "failed" ? "The deploy failed." : "The deploy is live.";
+        // The page read may be newer than the JSON that asked for it (the deploy ended in between):
+        // what the redrawn page shows decides, or its end would never be announced.
+        var deploying = next.getAttribute("data-deploying") === "true";
+        if (deploying) hideRefresh();
+        if (!deploying && announce) {
+          var failed = /:failed:/.test(next.getAttribute("data-app-state") || "");
+          announce.textContent = failed ? "The deploy failed." : "The deploy is live.";
         }
       });
     };
@@ -121,7 +124,7 @@ export const CLIENT_SCRIPT = `"use strict";
     var tick = function () {
       get(appSrc).then(function (res) { return res.json(); }).then(function (app) {
         return followLog().then(function () {
-          return stateOf(app) !== box.getAttribute("data-app-state") ? redraw(app) : undefined;
+          return stateOf(app) !== box.getAttribute("data-app-state") ? redraw() : undefined;
         }).then(function () { return app; });
       }).then(function (app) {
         if (app.deploy_in_progress) later();
