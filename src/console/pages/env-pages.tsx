@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import { appController } from "../../apps/app-controller";
-import type { AppRow } from "../../apps/store";
-import { viewApp, latestDeploy } from "../../apps/store";
+import { type AppRow, latestDeploy, viewApp } from "../../apps/store";
 import type { PasteMode } from "../../envvars/diff";
 import { planPaste } from "../../envvars/edit";
 import { type EnvVariable, validateVariables } from "../../envvars/rules";
@@ -91,7 +90,7 @@ export const envPages = new Hono<AppEnv>()
     }
     const plan = planPaste(current.variables, { ...paste, confirm: fields.confirm?.trim() });
     if (plan.kind === "invalid") {
-      return render(c, <AppPage {...await appPageProps(c, app, { envRows: current && { version: current.version, rows: current.variables }, envPaste: { ...paste, errors: plan.errors } })} />, 400);
+      return render(c, <AppPage {...await appPageProps(c, app, { envRows: { version: current.version, rows: current.variables }, envPaste: { ...paste, errors: plan.errors } })} />, 400);
     }
     if (fields.step !== "save") return preview(c, app, { version, paste, diff: plan.diff }, 200);
     if (plan.kind === "needs_confirmation") {
