@@ -7,6 +7,7 @@ import { appRoutes } from "./console/api/apps";
 import { authRoutes } from "./console/api/auth";
 import { consolePages } from "./console/pages";
 import { databaseRoutes } from "./console/api/databases";
+import { envRoutes } from "./console/api/env";
 import { tokenRoutes } from "./console/api/tokens";
 import { walletRoutes } from "./console/api/wallet";
 import { consoleBodyLimit } from "./http/body-limit";
@@ -37,6 +38,7 @@ export function createApp(deps: Deps = defaultDeps) {
   consoleApi.route("/tokens", tokenRoutes);
   consoleApi.route("/databases", databaseRoutes);
   consoleApi.route("/apps", appRoutes);
+  consoleApi.route("/apps", envRoutes);
   consoleApi.route("/wallet", walletRoutes);
   app.route("/console/api", consoleApi);
   app.route("/console", consolePages);

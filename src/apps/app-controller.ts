@@ -293,10 +293,13 @@ export class AppController extends DurableObject<Env> {
    * change is in flight; the mark is taken synchronously before anything is read, so two saves
    * never interleave. When the app is serving, a new instance with the new set takes over in the
    * background and the mark stays until it has (or has failed; the old instance then keeps serving).
+   * The background run keeps the object alive (compatibility date 2026-10-01 or later: pending
+   * waitUntil promises and timers prevent eviction); the deadline alarm covers a run lost anyway.
    */
   async saveEnv(input: { appId: string; version: number; variables: EnvVariable[]; now: number }): Promise<EnvSaveResult> {
     if (this.#inFlight()) return { outcome: "refused", code: "DEPLOY_IN_PROGRESS", message: DEPLOY_IN_PROGRESS_MESSAGE };
-    this.ctx.storage.kv.put<InFlightRecord>("in_flight", { kind: "env", appId: input.appId, since: input.now });
+    const mark: InFlightRecord = { kind: "env", appId: input.appId, since: input.now };
+    this.ctx.storage.kv.put<InFlightRecord>("in_flight", mark);
     this.ctx.storage.kv.put("app_id", input.appId);
     let apply: EnvApplyRunner | null = null;
     try {
@@ -305,11 +308,23 @@ export class AppController extends DurableObject<Env> {
       return saved.outcome === "saved" ? { outcome: "saved", version: saved.version, effect: saved.effect } : saved;
     } finally {
       if (apply) {
-        const run = apply;
         await this.#reschedule(input.now);
-        this.ctx.waitUntil(run(() => this.#clear()).then(() => this.#reschedule(Date.now())));
-      } else this.#clear();
+        this.ctx.waitUntil(apply().then(() => this.#endEnvApply(mark)));
+      } else this.#clearEnv(mark);
     }
+  }
+
+  /** Clears the mark of a variable save, unless it already gave way (its deadline passed meanwhile). */
+  #clearEnv(mark: InFlightRecord): boolean {
+    const current = this.#inFlight();
+    if (current?.kind !== "env" || current.since !== mark.since) return false;
+    this.ctx.storage.kv.delete("in_flight");
+    return true;
+  }
+
+  /** The switch ended: its mark is cleared (unless its deadline already passed) and the alarm set for what is left. */
+  async #endEnvApply(mark: InFlightRecord): Promise<void> {
+    if (this.#clearEnv(mark)) await this.#reschedule(Date.now());
   }
 
   /** Delete: instance, images, logs and record removed; cannot be undone. */

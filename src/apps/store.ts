@@ -155,7 +155,8 @@ export interface EnvStateView {
   version: number;
   applied_version: number;
   applying: boolean;
-  failure: { version: number; message: string } | null;
+  /** The save whose instance failed its check, with that check's log; the running instance has an older set. */
+  failure: { version: number; message: string; log: string } | null;
 }
 
 /** A save is being applied while a serving app's instance has an older set and no failure was recorded for it. */
@@ -165,7 +166,7 @@ export function viewEnvState(row: AppRow): EnvStateView {
     version: row.envVersion,
     applied_version: row.envAppliedVersion,
     applying: row.status === "running" && row.envVersion > row.envAppliedVersion && row.envFailure?.version !== row.envVersion,
-    failure: failed ? { version: row.envFailure!.version, message: row.envFailure!.message } : null,
+    failure: failed ? { version: row.envFailure!.version, message: row.envFailure!.message, log: row.envFailure!.log } : null,
   };
 }
 

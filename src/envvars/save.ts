@@ -27,8 +27,8 @@ export type EnvSaveResult =
   | { outcome: "saved"; version: number; effect: EnvEffect }
   | { outcome: "refused"; code: "ENV_CHANGED" | "DEPLOY_IN_PROGRESS" | "NOT_FOUND"; message: string };
 
-/** Runs the switch to a new instance; calls `done` once it is over, whatever happened. */
-export type EnvApplyRunner = (done: () => void) => Promise<void>;
+/** Runs the switch to a new instance; settles once it is over, whatever happened (it never rejects). */
+export type EnvApplyRunner = () => Promise<void>;
 
 /** After the first deploy: the app has an instance serving, from an image a new one can start from. */
 function isServing(app: AppRow): boolean {
@@ -57,7 +57,7 @@ export async function saveEnvSet(
   await writeEnv(env, app.id, version, input.variables);
   log("info", "environment variables saved", { app_id: app.id, version, count: input.variables.length });
   if (!isServing(app)) return { outcome: "saved", version, effect: "stored" };
-  return { outcome: "saved", version, effect: "applying", apply: (done) => applyEnv(env, app.id, version, { ...options, done }) };
+  return { outcome: "saved", version, effect: "applying", apply: () => applyEnv(env, app.id, version, options) };
 }
 
 /**
@@ -65,7 +65,7 @@ export async function saveEnvSet(
  * traffic to it, then stops the old one after it drains. A failed check leaves the old one serving
  * and records the failure with the check's log for the app page.
  */
-export async function applyEnv(env: Env, appId: string, version: number, options: { drainMs: number; done: () => void }): Promise<void> {
+export async function applyEnv(env: Env, appId: string, version: number, options: { drainMs: number }): Promise<void> {
   const lines: string[] = [];
   const fail = (message: string) =>
     database(env)
@@ -98,9 +98,7 @@ export async function applyEnv(env: Env, appId: string, version: number, options
     }
   } catch (err) {
     log("warn", "environment variables not applied", { app_id: appId, version, error_name: err instanceof Error ? err.name : "unknown" });
-    await fail("The new instance could not be started on our side; the running instance keeps the previous variables. Save again to retry.").catch(() => undefined);
-  } finally {
-    options.done();
+    await fail("The new instance could not be started on our side; the running instance keeps the previous variables. Redeploy to start one with the saved variables.").catch(() => undefined);
   }
 }
 

@@ -4,6 +4,7 @@ import { AppStatusBadge, type SettingsValues, SettingsFields, planLabel } from "
 import { ControlsCard } from "./app-controls";
 import { Csrf, DateTime } from "./components";
 import { DeployHistory, FailurePanel, liveState } from "./deploy-panel";
+import { type EnvPasteForm, type EnvRowsForm, EnvSection } from "./env-section";
 import type { Flash } from "./flash";
 import type { FieldErrors } from "./forms";
 import { Layout, type Viewer } from "./layout";
@@ -20,6 +21,9 @@ export interface AppPageProps {
   /** The settings form as typed, when it is shown again with errors. */
   values?: Record<string, string>;
   errors?: FieldErrors;
+  /** The Environment section's rows (as saved, or as typed with their messages) and paste box. */
+  envRows: EnvRowsForm;
+  envPaste?: EnvPasteForm;
 }
 
 /** The port the app is probed on and why (SPEC.md deployment contract 2), once a build told it. */
@@ -48,7 +52,7 @@ function settingsOf(app: AppView): SettingsValues {
 
 /**
  * An app's page: status, address, probed port, the red panel of a failed last deploy, the
- * controls, the deploys with their logs, the settings and Delete. The part above the settings is
+ * controls, the deploys with their logs, the environment variables, the settings and Delete. The part above the settings is
  * redrawn by the console script while a deploy runs (the settings form is left alone, so typing
  * is never lost).
  */
@@ -115,6 +119,7 @@ export function AppPage(props: AppPageProps) {
         <DeployHistory appId={app.id} deploys={props.deploys} locale={viewer.locale} />
       </div>
       <p class="visually-hidden" role="status" data-app-announce=""></p>
+      <EnvSection app={app} csrfToken={viewer.csrfToken} rows={props.envRows} paste={props.envPaste} flash={props.flash} />
       <section class="card" id="settings" aria-labelledby="settings-heading">
         <h2 id="settings-heading">Settings</h2>
         <p class="lead">The name changes at once; the source settings are used from the next deploy.</p>

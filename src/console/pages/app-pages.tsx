@@ -5,6 +5,7 @@ import { PLANS, type PlanId } from "../../apps/plans";
 import { changeAppSettings, createApp } from "../../apps/service";
 import { AppSettingsRequest, NewAppRequest, PlanRequest } from "../../apps/settings";
 import { type AppRow, getDeploy, getOwnedApp, latestDeploy, listApps, listDeploys, viewApp, viewDeploy } from "../../apps/store";
+import { readEnv } from "../../envvars/store";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
 import { AppListPage, NewAppPage } from "./app-list";
@@ -15,28 +16,31 @@ import { type Flash, setFlash, takeFlash } from "./flash";
 import { type FieldErrors, readForm } from "./forms";
 import { loadViewer, render } from "./layout";
 
-type Page = Context<AppEnv>;
+export type Page = Context<AppEnv>;
 
 /** A controller's answer, as the pages read it. */
 type ControlAnswer = { outcome: string; message?: string };
 
-const appPath = (id: string) => `/console/apps/${id}`;
+export const appPath = (id: string) => `/console/apps/${id}`;
 
 /** The signed-in viewer's app (another account's answers 404 like a missing one). */
-const ownedApp = (c: Page) => getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
+export const ownedApp = (c: Page) => getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
 
 async function viewOf(c: Page, row: AppRow) {
   return viewApp(row, await latestDeploy(c.env, row.id), c.get("config").APPS_DOMAIN, c.req.url);
 }
 
-/** Everything the app page needs, read fresh. */
-async function appPageProps(c: Page, row: AppRow): Promise<AppPageProps> {
+/** Everything the app page needs, read fresh; `env` shows the Environment forms as typed instead of as saved. */
+export async function appPageProps(c: Page, row: AppRow, env?: Pick<AppPageProps, "envRows" | "envPaste">): Promise<AppPageProps> {
+  const saved = env?.envRows ? null : await readEnv(c.env, row.id);
   return {
     viewer: await loadViewer(c),
     app: await viewOf(c, row),
     deploys: (await listDeploys(c.env, row.id)).map(viewDeploy),
     subdomainFixed: row.firstDeployAt !== null,
     appsDomain: c.get("config").APPS_DOMAIN,
+    envRows: env?.envRows ?? { version: saved?.version ?? 0, rows: saved?.variables ?? [] },
+    envPaste: env?.envPaste,
   };
 }
 
