@@ -1,3 +1,4 @@
+import { ROUTE_TTL_MS } from "../../src/routing/route-cache";
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports as workerExports } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
@@ -250,6 +251,9 @@ describe("environment variable routes", () => {
     expect(after.image).toBe(before.image);
     expect(after.instanceId).not.toBe(before.instanceId);
     expect(after.envVersion).toBe(2);
+    // The proxy may use the route it remembered for up to ROUTE_TTL_MS (the old instance still
+    // serves then, while it drains); after that every request reaches the new instance.
+    await new Promise((r) => setTimeout(r, ROUTE_TTL_MS));
     expect(await served()).toBe("GREETING=second\n");
     // The old instance is removed once it has drained.
     const deadline = Date.now() + 10_000;
