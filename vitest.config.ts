@@ -31,6 +31,7 @@ export default defineConfig(async () => {
             // Test-only secrets; real ones come from `wrangler secret put`.
             LINK_SIGNING_KEYS: "k2:test-signing-key-2-0123456789abcdefghijkl,k1:test-signing-key-1-0123456789abcdefghijkl",
             ENV_ENCRYPTION_KEY: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+            OPERATOR_TOKEN: "test-operator-token-0123456789abcdefghijkl",
           },
         },
       }),

@@ -4,7 +4,7 @@
  * and the demo account seeded. Prints a banner with everything needed to try the API.
  */
 import { join } from "node:path";
-import { ROOT, ensureDevVars, startDevServer } from "./lib/dev-server";
+import { ROOT, ensureDevVars, readDevVar, startDevServer } from "./lib/dev-server";
 import { setUpLocalDns, setUpLocalEngine, setUpLocalForge } from "./lib/local-apps";
 import { seedDemo } from "./lib/seed";
 
@@ -34,7 +34,7 @@ process.on("SIGTERM", stop);
 server.process.on("exit", (code) => process.exit(code ?? 0));
 
 try {
-  const demo = await seedDemo(server.url);
+  const demo = await seedDemo(server.url, readDevVar("OPERATOR_TOKEN"));
   console.log(`
 ────────────────────────────────────────────────────────────────────────
  Control plane running at ${server.url}
@@ -53,6 +53,7 @@ Database: ${demo.databaseId}
 ${forge ? ` Dev forge: ${forge.url} serves the git repositories under ${forge.root}/<owner>/<repo>` : ""}
 ${forge?.sample ? ` Sample app repository: ${forge.sample} (Apps -> New app, then Deploy)` : ""}
 ${dns ? ` ${dns.status}` : ""}
+${demo.balance !== null ? ` Demo wallet: ${demo.balance.toLocaleString("en-US")} DA (credit more with the operator route, see the README)` : ""}
 
  Press Ctrl+C to stop.
 ────────────────────────────────────────────────────────────────────────

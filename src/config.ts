@@ -68,6 +68,18 @@ const ConfigSchema = z.object({
       return text;
     }),
   PROBE_TIMEOUT_SECONDS: seconds("PROBE_TIMEOUT_SECONDS", 60),
+  /** Bearer token of the operator routes (/admin/api); empty: they refuse every call. */
+  OPERATOR_TOKEN: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = raw?.trim() ?? "";
+      if (text !== "" && text.length < 32) {
+        ctx.addIssue({ code: "custom", message: "OPERATOR_TOKEN must be at least 32 characters (or empty, to turn the operator routes off)" });
+        return z.NEVER;
+      }
+      return text;
+    }),
   LINK_SIGNING_KEYS: z
     .string({ message: "LINK_SIGNING_KEYS is not set (run `wrangler secret put LINK_SIGNING_KEYS`)" })
     .transform((raw, ctx) => {

@@ -6,6 +6,8 @@ interface Secrets {
   ENV_ENCRYPTION_KEY: string;
   /** Cloudflare API token with SSL and Certificates edit on the zone (HOSTNAME_PROVIDER=cloudflare only). */
   CLOUDFLARE_API_TOKEN?: string;
+  /** Bearer token of the operator routes (/admin/api); optional: unset turns them off. */
+  OPERATOR_TOKEN?: string;
 }
 interface Env extends Secrets {}
 declare namespace Cloudflare {

@@ -152,6 +152,13 @@ export const apps = sqliteTable(
     envAppliedVersion: integer("env_applied_version").notNull().default(0),
     /** The last save whose new instance failed its check; cleared when a later one is applied. */
     envFailure: text("env_failure", { mode: "json" }).$type<EnvApplyFailure>(),
+    /** Billing (src/billing): whether the app was ever charged, and its paid period. */
+    billingCharged: integer("billing_charged", { mode: "boolean" }).notNull().default(false),
+    periodStart: integer("period_start"),
+    periodEnd: integer("period_end"),
+    stoppedSince: integer("stopped_since"),
+    paymentDue: integer("payment_due", { mode: "boolean" }).notNull().default(false),
+    paidPrice: integer("paid_price"),
   },
   (t) => [uniqueIndex("apps_subdomain_idx").on(t.subdomain), index("apps_account_idx").on(t.accountId, t.createdAt)],
 );
@@ -246,4 +253,28 @@ export const customDomains = sqliteTable(
   (t) => [uniqueIndex("custom_domains_hostname_idx").on(t.hostname), index("custom_domains_app_idx").on(t.appId, t.createdAt)],
 );
 
-export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, appEnvVars, customDomains };
+/**
+ * The wallet: append-only; an account's balance is the sum of its entries (whole DA). A charge is
+ * written in the same D1 batch as the change it pays for. Entries outlive the app they name.
+ */
+export const ledgerEntries = sqliteTable(
+  "ledger_entries",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    at: integer("at").notNull(),
+    /** Signed whole DA: credits positive, charges negative. */
+    amount: integer("amount").notNull(),
+    kind: text("kind", { enum: ["credit", "charge"] }).notNull(),
+    appId: text("app_id"),
+    appName: text("app_name"),
+    periodStart: integer("period_start"),
+    periodEnd: integer("period_end"),
+    description: text("description").notNull(),
+  },
+  (t) => [index("ledger_account_idx").on(t.accountId, t.at), uniqueIndex("ledger_app_period_idx").on(t.appId, t.periodStart)],
+);
+
+export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains };

@@ -7,6 +7,7 @@ import { AppSettingsRequest, NewAppRequest, PlanRequest } from "../../apps/setti
 import { type AppRow, getDeploy, getOwnedApp, latestDeploy, listApps, listDeploys, viewApp, viewDeploy } from "../../apps/store";
 import { addRefusal } from "../../domains/refusals";
 import { planChangeBlocked, viewAppDomains } from "../../domains/service";
+import { readEnv } from "../../envvars/store";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
 import { AppListPage, NewAppPage } from "./app-list";
@@ -17,25 +18,34 @@ import { type Flash, setFlash, takeFlash } from "./flash";
 import { type FieldErrors, readForm } from "./forms";
 import { loadViewer, render } from "./layout";
 
-type Page = Context<AppEnv>;
+export type Page = Context<AppEnv>;
 
 /** A controller's answer, as the pages read it. */
 type ControlAnswer = { outcome: string; message?: string };
 
-const appPath = (id: string) => `/console/apps/${id}`;
+export const appPath = (id: string) => `/console/apps/${id}`;
 
 /** The signed-in viewer's app (another account's answers 404 like a missing one). */
-const ownedApp = (c: Page) => getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
+export const ownedApp = (c: Page) => getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
 
 async function viewOf(c: Page, row: AppRow) {
   return viewApp(row, await latestDeploy(c.env, row.id), c.get("config").APPS_DOMAIN, c.req.url);
 }
 
-/** Everything the app page needs, read fresh; `domainForm` is the add-domain form shown again with its error. */
-export async function appPageProps(c: Page, row: AppRow, domainForm: { hostname?: string; error?: string } = {}): Promise<AppPageProps> {
+/**
+ * Everything the app page needs, read fresh. `form` shows a form as typed instead of as saved: the
+ * add-domain form with its error (`hostname`, `error`), or the Environment forms (`envRows`, `envPaste`).
+ */
+export async function appPageProps(
+  c: Page,
+  row: AppRow,
+  form: { hostname?: string; error?: string } & Partial<Pick<AppPageProps, "envRows" | "envPaste">> = {},
+): Promise<AppPageProps> {
+  const { envRows, envPaste, ...domainForm } = form;
   const domains = await viewAppDomains(c.env, row);
   // Why a domain cannot be added now (plan, app not running), said before anyone tries.
   const blocked = addRefusal({ appStatus: row.status, plan: row.plan, domainCount: 0, hostnameTaken: false });
+  const saved = envRows ? null : await readEnv(c.env, row.id);
   return {
     viewer: await loadViewer(c),
     app: await viewOf(c, row),
@@ -49,6 +59,8 @@ export async function appPageProps(c: Page, row: AppRow, domainForm: { hostname?
       blocked: blocked?.message ?? null,
       ...domainForm,
     },
+    envRows: envRows ?? { version: saved?.version ?? 0, rows: saved?.variables ?? [] },
+    envPaste,
   };
 }
 

@@ -100,7 +100,7 @@ export const CLIENT_SCRIPT = `"use strict";
         if (atEnd) pre.scrollTop = pre.scrollHeight;
       });
     };
-    var redraw = function (app) {
+    var redraw = function () {
       return get(location.pathname).then(function (res) { return res.text(); }).then(function (html) {
         var next = new DOMParser().parseFromString(html, "text/html").getElementById("app-live");
         if (!next) return;
@@ -111,10 +111,13 @@ export const CLIENT_SCRIPT = `"use strict";
         var pre = document.getElementById("deploy-log");
         if (pre) pre.scrollTop = pre.scrollHeight;
         if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
-        if (app.deploy_in_progress) hideRefresh();
-        if (!app.deploy_in_progress && announce) {
-          var d = app.latest_deploy;
-          announce.textContent = d && d.status === "failed" ? "The deploy failed." : "The deploy is live.";
+        // The page read may be newer than the JSON that asked for it (the deploy ended in between):
+        // what the redrawn page shows decides, or its end would never be announced.
+        var deploying = next.getAttribute("data-deploying") === "true";
+        if (deploying) hideRefresh();
+        if (!deploying && announce) {
+          var failed = /:failed:/.test(next.getAttribute("data-app-state") || "");
+          announce.textContent = failed ? "The deploy failed." : "The deploy is live.";
         }
       });
     };
@@ -122,7 +125,7 @@ export const CLIENT_SCRIPT = `"use strict";
     var tick = function () {
       get(appSrc).then(function (res) { return res.json(); }).then(function (app) {
         return followLog().then(function () {
-          return stateOf(app) !== box.getAttribute("data-app-state") ? redraw(app) : undefined;
+          return stateOf(app) !== box.getAttribute("data-app-state") ? redraw() : undefined;
         }).then(function () { return app; });
       }).then(function (app) {
         if (app.deploy_in_progress) later();
@@ -210,10 +213,45 @@ export const CLIENT_SCRIPT = `"use strict";
     setInterval(tick, 1000);
   }
 
+  // The Environment section: Add variable adds an empty row in place instead of a round trip, so
+  // what was typed in the other rows stays as it is.
+  function envRows() {
+    var form = document.querySelector("form.env-rows");
+    if (!form) return;
+    var count = form.querySelector("input[name=rows]");
+    var add = form.querySelector("button[name=action][value=add]");
+    var rows = form.querySelectorAll("fieldset.env-row");
+    if (!count || !add || rows.length === 0) return;
+    add.addEventListener("click", function (event) {
+      event.preventDefault();
+      var all = form.querySelectorAll("fieldset.env-row");
+      var last = all[all.length - 1];
+      var n = Number(count.value);
+      var row = last.cloneNode(true);
+      row.setAttribute("data-env-row", String(n));
+      row.querySelector("legend").textContent = "Variable " + (n + 1);
+      row.querySelectorAll(".env-row-errors").forEach(function (el) { el.remove(); });
+      row.querySelectorAll("input, textarea, label[for]").forEach(function (el) {
+        ["id", "for", "name"].forEach(function (attr) {
+          var value = el.getAttribute(attr);
+          if (value) el.setAttribute(attr, value.replace(/[0-9]+$/, String(n)));
+        });
+        el.removeAttribute("aria-invalid");
+        el.removeAttribute("aria-describedby");
+        if (el.type === "checkbox") el.checked = false;
+        else if (el.tagName !== "LABEL") el.value = "";
+      });
+      last.after(row);
+      count.value = String(n + 1);
+      row.querySelector("input[type=text]").focus();
+    });
+  }
+
   localDates(document);
   copyButtons(document);
   liveExports();
   liveApp();
   liveDomains();
+  envRows();
 })();
 `;

@@ -122,7 +122,7 @@ button[disabled] { cursor: default; filter: none; opacity: .7; }
 .plan-form { margin-top: 16px; padding-top: 16px; border-top: 1px solid var(--line); }
 .plan-form .field { flex: 0 1 auto; }
 .failure-panel { background: #fef3f2; border: 1px solid #f5b8b1; border-left: 5px solid var(--danger); border-radius: var(--radius); padding: 16px 20px; margin: 0 0 20px; color: #7a1a12; }
-.failure-panel h2 { color: var(--danger); margin-bottom: 6px; }
+.failure-panel h2, .failure-panel h3 { color: var(--danger); margin-bottom: 6px; }
 .failure-panel p { margin: 6px 0 0; }
 .failure-panel .failure-message { white-space: pre-line; color: var(--ink); }
 .failure-panel a { color: var(--danger); font-weight: 600; }
@@ -140,4 +140,17 @@ li.domain .facts { margin: 8px 0; }
 .domain-reason { color: var(--danger); margin: 4px 0 8px; }
 .dns-record .copy-row { display: flex; gap: 8px; align-items: center; }
 .dns-record input { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; min-width: 16em; }
+/* Billing */
+.billing-hints { list-style: none; padding: 10px 0 0; margin: 8px 0 0; border-top: 1px solid var(--line); font-size: .9em; color: var(--muted); }
+.billing-hints li { margin: 2px 0; }
+.billing-hints strong { color: var(--ink); }
+.balance { font-size: 1.8em; margin: 0 0 8px; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.credit { color: var(--ok); }
+fieldset.env-row { border: none; border-bottom: 1px solid var(--line, #e4e7ec); padding: 0 0 10px; margin: 0 0 10px; display: grid; grid-template-columns: minmax(140px, 1fr) 2fr auto; gap: 4px 12px; align-items: start; }
+fieldset.env-row .field { margin: 0; }
+fieldset.env-row textarea { min-height: 38px; font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+.env-remove { align-self: end; padding-bottom: 8px; white-space: nowrap; }
+.env-row-errors, .env-paste-errors { grid-column: 1 / -1; padding-left: 18px; }
+.env-paste fieldset.plans label { display: block; }
 `;
