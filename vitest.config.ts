@@ -1,5 +1,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { startDevDns } from "./scripts/dev-dns.ts";
+import { startFakeCloudflare } from "./test/fakes/fake-cloudflare.ts";
 import { startFakeDocker } from "./test/fakes/fake-docker.ts";
 import { startFakeForge } from "./test/fakes/fake-forge.ts";
 
@@ -10,6 +12,10 @@ export default defineConfig(async () => {
   const fakeDocker = await startFakeDocker({ unref: true });
   // The forge is outside the project: the Worker tests fetch repository archives from a stand-in.
   const forge = await startFakeForge();
+  // DNS is outside the project too: custom-domain checks ask the DoH stand-in (records set per test).
+  const dns = await startDevDns({ unref: true });
+  // So is Cloudflare's API: the cloudflare hostname provider is tested against its test double.
+  const cloudflare = await startFakeCloudflare();
   return {
     plugins: [
       cloudflareTest({
@@ -19,9 +25,13 @@ export default defineConfig(async () => {
             TEST_MIGRATIONS: migrations,
             RUNTIME_URL: fakeDocker.url,
             FORGE_URL: forge.url,
+            DNS_RESOLVER_URL: dns.resolverUrl,
+            DNS_TIMEOUT_SECONDS: "2",
+            CLOUDFLARE_FAKE_URL: cloudflare.url,
             // Test-only secrets; real ones come from `wrangler secret put`.
             LINK_SIGNING_KEYS: "k2:test-signing-key-2-0123456789abcdefghijkl,k1:test-signing-key-1-0123456789abcdefghijkl",
             ENV_ENCRYPTION_KEY: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+            OPERATOR_TOKEN: "test-operator-token-0123456789abcdefghijkl",
           },
         },
       }),

@@ -2,12 +2,14 @@
  * `npm run bench`: export throughput, download throughput, start/poll latency and workerd memory
  * of the Worker under a real `wrangler dev`, each against a native baseline measured in the same
  * run (sqlite3 | gzip | sha256sum, nginx, the Worker's own /healthz, idle memory). Prints a table
- * and writes the same figures to bench/results.json. Flags: `npm run bench -- --help`.
+ * and writes the same figures to bench/results.json. `--apps` instead measures apps on dockerd
+ * (scripts/bench/apps.ts). Flags: `npm run bench -- --help`.
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ROOT } from "./lib/dev-server";
+import { runAppsBench } from "./bench/apps";
 import type { BenchContext } from "./bench/context";
 import { type Dataset, measureExportAndDownload, prepareDataset } from "./bench/export-phase";
 import { measureLatency } from "./bench/latency-phase";
@@ -56,6 +58,11 @@ function output(): Pick<BenchContext, "log" | "progress"> {
 
 async function main(): Promise<void> {
   const options = readOptions();
+  if (options.apps) {
+    // --apps measures apps only: deploys on dockerd and the proxy, not exports.
+    await runAppsBench(options, output());
+    return;
+  }
   const missing = await missingTools();
   if (missing) {
     console.error(missing);

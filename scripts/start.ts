@@ -4,8 +4,8 @@
  * and the demo account seeded. Prints a banner with everything needed to try the API.
  */
 import { join } from "node:path";
-import { ROOT, ensureDevVars, startDevServer } from "./lib/dev-server";
-import { setUpLocalEngine, setUpLocalForge } from "./lib/local-apps";
+import { ROOT, ensureDevVars, readDevVar, startDevServer } from "./lib/dev-server";
+import { setUpLocalDns, setUpLocalEngine, setUpLocalForge } from "./lib/local-apps";
 import { seedDemo } from "./lib/seed";
 
 const port = Number(process.env.PORT ?? 8787);
@@ -18,17 +18,23 @@ const forge = await setUpLocalForge(process.env.FORGE_ROOT ?? join(ROOT, ".wrang
   return null;
 });
 
+const dnsRecords = process.env.DNS_RECORDS ?? join(ROOT, ".wrangler", "dns-records.json");
+const dns = await setUpLocalDns(join(ROOT, ".dev.vars"), dnsRecords, process.env.DNS_PORT ? Number(process.env.DNS_PORT) : undefined).catch((err: Error) => {
+  console.error(`The DoH stand-in did not start (${err.message}); custom domains will ask the resolver in DNS_RESOLVER_URL.`);
+  return null;
+});
+
 const server = await startDevServer({ port, persistTo: process.env.PERSIST_TO, inheritOutput: true }).catch((err: Error) => {
   console.error(`\n${err.message}`);
   process.exit(1);
 });
-const stop = () => void Promise.all([server.stop(), engine.close(), forge?.close()]).then(() => process.exit(0));
+const stop = () => void Promise.all([server.stop(), engine.close(), forge?.close(), dns?.close()]).then(() => process.exit(0));
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
 server.process.on("exit", (code) => process.exit(code ?? 0));
 
 try {
-  const demo = await seedDemo(server.url);
+  const demo = await seedDemo(server.url, readDevVar("OPERATOR_TOKEN"));
   console.log(`
 ────────────────────────────────────────────────────────────────────────
  Control plane running at ${server.url}
@@ -46,6 +52,8 @@ Database: ${demo.databaseId}
  ${engine.status}
 ${forge ? ` Dev forge: ${forge.url} serves the git repositories under ${forge.root}/<owner>/<repo>` : ""}
 ${forge?.sample ? ` Sample app repository: ${forge.sample} (Apps -> New app, then Deploy)` : ""}
+${dns ? ` ${dns.status}` : ""}
+${demo.balance !== null ? ` Demo wallet: ${demo.balance.toLocaleString("en-US")} DA (credit more with the operator route, see the README)` : ""}
 
  Press Ctrl+C to stop.
 ────────────────────────────────────────────────────────────────────────

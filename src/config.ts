@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DOMAIN_SETTINGS, DOMAIN_SETTING_DEFAULTS, domainSettingsProblems } from "./domains/settings";
 
 /**
  * Every setting of the Worker, read from plain environment variables (wrangler.toml `[vars]`,
@@ -73,6 +74,18 @@ const ConfigSchema = z.object({
    * one invocation managed within the platform's limits (5 minutes CPU, 15 minutes wall).
    */
   EXPORT_INVOCATION_BYTES: seconds("EXPORT_INVOCATION_BYTES", 1024 ** 3),
+  /** Bearer token of the operator routes (/admin/api); empty: they refuse every call. */
+  OPERATOR_TOKEN: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = raw?.trim() ?? "";
+      if (text !== "" && text.length < 32) {
+        ctx.addIssue({ code: "custom", message: "OPERATOR_TOKEN must be at least 32 characters (or empty, to turn the operator routes off)" });
+        return z.NEVER;
+      }
+      return text;
+    }),
   LINK_SIGNING_KEYS: z
     .string({ message: "LINK_SIGNING_KEYS is not set (run `wrangler secret put LINK_SIGNING_KEYS`)" })
     .transform((raw, ctx) => {
@@ -119,7 +132,8 @@ const ConfigSchema = z.object({
       }
       return parsed;
     }),
-});
+  ...DOMAIN_SETTINGS,
+}).superRefine(domainSettingsProblems);
 
 export type Config = z.output<typeof ConfigSchema>;
 export type SigningKey = Config["LINK_SIGNING_KEYS"][number];
@@ -138,6 +152,7 @@ export const SETTING_DEFAULTS = {
   APPS_DOMAIN: "localhost",
   PROBE_TIMEOUT_SECONDS: 60,
   EXPORT_INVOCATION_BYTES: 1024 ** 3,
+  ...DOMAIN_SETTING_DEFAULTS,
 } as const;
 
 export class ConfigError extends Error {

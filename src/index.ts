@@ -8,6 +8,7 @@ import { defaultDeps } from "./http/context";
 
 export { AppController } from "./apps/app-controller";
 export { ManagedDatabase } from "./databases/managed-database";
+export { DomainChecker } from "./domains/checker";
 export { ExportGate } from "./exports/export-gate";
 export { RateLimiter } from "./http/rate-limiter";
 

@@ -6,6 +6,8 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       /** The fake forge's address (test/fakes/fake-forge.ts). */
       FORGE_URL: string;
+      /** The Cloudflare API test double's base address (test/fakes/fake-cloudflare.ts). */
+      CLOUDFLARE_FAKE_URL: string;
     }
   }
 }

@@ -17,6 +17,14 @@ export interface BenchOptions {
   /** Keep the temporary directory (databases, archives, wrangler state) for inspection. */
   keep: boolean;
   quick: boolean;
+  /** Run only the apps benchmark (deploy to live, requests per second through the proxy). */
+  apps: boolean;
+  /** Deploys through the Worker, and builds with the Docker CLI, measured with --apps. */
+  appDeploys: number;
+  /** Requests per load run with --apps (each side, each run). */
+  appRequests: number;
+  /** Concurrent clients of the load runs with --apps. */
+  appClients: number;
 }
 
 export const USAGE = `Usage: npm run bench -- [flags]
@@ -27,9 +35,17 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --clients N        concurrent clients for start/poll latency (default 50)
   --requests N       polls (and /healthz requests) per client per latency run (default 40; 10 with --quick)
   --starts N         export starts per client per latency run, each on its own database (default 4; 2 with --quick)
-  --out PATH         where the JSON goes (default bench/results.json)
+  --out PATH         where the JSON goes (default bench/results.json; bench/apps-results.json with --apps)
   --keep             keep the temporary directory with databases, archives and wrangler state
   --help             this text
+
+  --apps             only the apps benchmark, in about 2 minutes (needs dockerd at /var/run/docker.sock
+                     and /bin/busybox): Deploy to live through the Worker against git archive + docker
+                     build + docker run + first answer with the Docker CLI, and requests per second
+                     through the Worker's proxy against the same container reached directly
+  --app-deploys N    deploys measured on each side with --apps (default 5)
+  --app-requests N   requests per load run with --apps (default 2000; --runs load runs per side)
+  --app-clients N    concurrent clients of the load runs with --apps (default 20)
 `;
 
 const UNITS: Record<string, number> = { B: 1, KB: 1e3, MB: 1e6, GB: 1e9 };
@@ -64,9 +80,13 @@ export function parseOptions(argv: string[]): BenchOptions | null {
       clients: { type: "string" },
       requests: { type: "string" },
       starts: { type: "string" },
-      out: { type: "string", default: "bench/results.json" },
+      out: { type: "string" },
       keep: { type: "boolean", default: false },
       help: { type: "boolean", default: false },
+      apps: { type: "boolean", default: false },
+      "app-deploys": { type: "string" },
+      "app-requests": { type: "string" },
+      "app-clients": { type: "string" },
     },
     strict: true,
   });
@@ -78,8 +98,12 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     clients: positive("clients", values.clients, 50),
     requests: positive("requests", values.requests, values.quick ? 10 : 40),
     starts: positive("starts", values.starts, values.quick ? 2 : 4),
-    out: values.out!,
+    out: values.out ?? (values.apps ? "bench/apps-results.json" : "bench/results.json"),
     keep: values.keep!,
     quick: values.quick!,
+    apps: values.apps!,
+    appDeploys: positive("app-deploys", values["app-deploys"], 5),
+    appRequests: positive("app-requests", values["app-requests"], 2000),
+    appClients: positive("app-clients", values["app-clients"], 20),
   };
 }

@@ -15,8 +15,9 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const WRANGLER = join(ROOT, "node_modules", ".bin", "wrangler");
 
 /** Secrets the Worker needs; generated for local runs when `.dev.vars` lacks them. */
-export function generateSecrets(): Record<"LINK_SIGNING_KEYS" | "ENV_ENCRYPTION_KEY", string> {
+export function generateSecrets(): Record<"LINK_SIGNING_KEYS" | "ENV_ENCRYPTION_KEY" | "OPERATOR_TOKEN", string> {
   return {
+    OPERATOR_TOKEN: `op_${randomBytes(32).toString("base64url")}`,
     LINK_SIGNING_KEYS: `local1:${randomBytes(32).toString("base64url")}`,
     ENV_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
   };
@@ -33,6 +34,16 @@ export function ensureDevVars(path = join(ROOT, ".dev.vars")): string[] {
     writeFileSync(path, existing + prefix + lines + "\n", { mode: 0o600 });
   }
   return added.map(([name]) => name);
+}
+
+/** One variable of `.dev.vars` (quotes removed), or undefined. */
+export function readDevVar(name: string, path = join(ROOT, ".dev.vars")): string | undefined {
+  if (!existsSync(path)) return undefined;
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    const match = /^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);
+    if (match?.[1] === name) return match[2]!.replace(/^(["'])(.*)\1$/, "$2");
+  }
+  return undefined;
 }
 
 export function freePort(): Promise<number> {

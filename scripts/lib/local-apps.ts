@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { DEFAULT_DEV_DNS_PORT, startDevDns } from "../dev-dns";
 import { DEFAULT_DEV_FORGE_PORT, createRepository, startDevForge } from "../dev-forge";
 import { DEFAULT_DOCKER_SOCKET, dockerSocketAvailable, startDockerForwarder } from "./docker-forwarder";
 
@@ -29,11 +30,11 @@ function givenRuntimeUrl(lines: string[]): string | null {
   return line ? line.replace(/^RUNTIME_URL\s*=\s*/, "").replace(/^"|"$/g, "").trim() : null;
 }
 
-/** Replaces npm start's own RUNTIME_URL line in `.dev.vars` with the address of this run. */
-function writeRuntimeUrl(path: string, lines: string[], url: string): void {
-  const kept = lines.filter((l) => !(l.startsWith("RUNTIME_URL=") && l.endsWith(MARK)));
+/** Replaces npm start's own line for `name` in `.dev.vars` with the value of this run. */
+function writeMarkedVar(path: string, name: string, value: string): void {
+  const kept = readVars(path).filter((l) => !(l.startsWith(`${name}=`) && l.endsWith(MARK)));
   while (kept.length > 0 && kept[kept.length - 1] === "") kept.pop();
-  writeFileSync(path, [...kept, `RUNTIME_URL="${url}" ${MARK}`, ""].join("\n"), { mode: 0o600 });
+  writeFileSync(path, [...kept, `${name}="${value}" ${MARK}`, ""].join("\n"), { mode: 0o600 });
 }
 
 export async function setUpLocalEngine(devVarsPath: string, socketPath = DEFAULT_DOCKER_SOCKET): Promise<LocalEngine> {
@@ -43,7 +44,7 @@ export async function setUpLocalEngine(devVarsPath: string, socketPath = DEFAULT
     return { url: given, status: given ? `App deploys: on the engine at ${given} (RUNTIME_URL in .dev.vars)` : "App deploys: off (RUNTIME_URL is empty in .dev.vars)", close: async () => undefined };
   }
   if (!(await dockerSocketAvailable(socketPath))) {
-    writeRuntimeUrl(devVarsPath, lines, "");
+    writeMarkedVar(devVarsPath, "RUNTIME_URL", "");
     return {
       url: "",
       status: `App deploys: off. No Docker engine at ${socketPath}: install docker.io and start dockerd, or set RUNTIME_URL in .dev.vars.`,
@@ -51,7 +52,7 @@ export async function setUpLocalEngine(devVarsPath: string, socketPath = DEFAULT
     };
   }
   const forwarder = await startDockerForwarder({ socketPath });
-  writeRuntimeUrl(devVarsPath, lines, forwarder.url);
+  writeMarkedVar(devVarsPath, "RUNTIME_URL", forwarder.url);
   return { url: forwarder.url, status: `App deploys: on the machine's dockerd (${socketPath}, forwarded at ${forwarder.url})`, close: forwarder.close };
 }
 
@@ -91,4 +92,33 @@ export async function setUpLocalForge(root: string, port = DEFAULT_DEV_FORGE_POR
     sample = `${forge.url}/demo/hello`;
   }
   return { url: forge.url, root, sample, close: forge.close };
+}
+
+export interface LocalDns {
+  /** The resolver address the Worker gets. */
+  resolverUrl: string;
+  /** One line for the banner. */
+  status: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Custom domains check DNS over HTTPS: unless `.dev.vars` names a resolver, npm start runs the
+ * DoH stand-in (scripts/dev-dns.ts) with its records in `recordsFile`, so a custom domain can be
+ * taken through Pending DNS, Verifying… and Active on this machine.
+ */
+export async function setUpLocalDns(devVarsPath: string, recordsFile: string, port = DEFAULT_DEV_DNS_PORT): Promise<LocalDns> {
+  const given = readVars(devVarsPath).find((l) => /^DNS_RESOLVER_URL\s*=/.test(l) && !l.endsWith(MARK));
+  if (given) {
+    const url = given.replace(/^DNS_RESOLVER_URL\s*=\s*/, "").replace(/^"|"$/g, "").trim();
+    return { resolverUrl: url, status: `Custom domains: DNS from ${url} (DNS_RESOLVER_URL in .dev.vars)`, close: async () => undefined };
+  }
+  if (!existsSync(recordsFile)) writeFileSync(recordsFile, `${JSON.stringify({ "shop.example.test": [] }, null, 2)}\n`);
+  const dns = await startDevDns({ port, file: recordsFile });
+  writeMarkedVar(devVarsPath, "DNS_RESOLVER_URL", dns.resolverUrl);
+  return {
+    resolverUrl: dns.resolverUrl,
+    status: `Custom domains: DNS from the DoH stand-in at ${dns.resolverUrl}; records in ${recordsFile} (or PUT ${dns.url}/records/<name>)`,
+    close: dns.close,
+  };
 }

@@ -42,7 +42,12 @@ export interface DemoAccount {
   password: string;
   token: string;
   databaseId: string;
+  /** The demo wallet's balance in DA after seeding (null when no operator token was given). */
+  balance: number | null;
 }
+
+/** The demo wallet's first credit: one month of one Lite app. */
+export const DEMO_CREDIT_DA = 1200;
 
 /** A console client speaking to the Worker at `base`, holding the session cookie. */
 export class Console {
@@ -71,8 +76,11 @@ export class Console {
   }
 }
 
-/** Signs up (or in) the demo account, makes sure its database holds the sample data, issues a token. */
-export async function seedDemo(base: string): Promise<DemoAccount> {
+/**
+ * Signs up (or in) the demo account, makes sure its database holds the sample data, issues a token
+ * and, given the operator token, credits its wallet once with enough for one Lite app.
+ */
+export async function seedDemo(base: string, operatorToken?: string): Promise<DemoAccount> {
   const api = new Console(base);
   const credentials = { email: DEMO_EMAIL, password: DEMO_PASSWORD };
   const signup = await api.call("POST", "/console/api/signup", credentials);
@@ -87,5 +95,18 @@ export async function seedDemo(base: string): Promise<DemoAccount> {
 
   const started = new Date().toISOString().slice(0, 16).replace("T", " ");
   const { token } = await api.ok<{ token: string }>("POST", "/console/api/tokens", { name: `npm start ${started}` });
-  return { email: DEMO_EMAIL, password: DEMO_PASSWORD, token, databaseId };
+  return { email: DEMO_EMAIL, password: DEMO_PASSWORD, token, databaseId, balance: operatorToken ? await seedCredit(base, api, operatorToken) : null };
+}
+
+/** Credits the demo wallet through the operator route unless it was credited before; its balance. */
+async function seedCredit(base: string, api: Console, operatorToken: string): Promise<number> {
+  const wallet = await api.ok<{ balance: number; entries: { kind: string }[] }>("GET", "/console/api/wallet");
+  if (wallet.entries.some((e) => e.kind === "credit")) return wallet.balance;
+  const res = await fetch(`${base}/admin/api/accounts/${encodeURIComponent(DEMO_EMAIL)}/credits`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${operatorToken}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ amount: DEMO_CREDIT_DA, note: "Demo credit: one month of a Lite app" }),
+  });
+  if (res.status !== 201) throw new Error(`the demo credit answered ${res.status}`);
+  return ((await res.json()) as { balance: number }).balance;
 }

@@ -3,30 +3,43 @@ import { and, eq } from "drizzle-orm";
 import { getConfig } from "../config";
 import { database } from "../db/client";
 import { apps, deploys } from "../db/schema";
+import { removeAppDomains } from "../domains/service";
 import { describeError, log } from "../http/log";
 import { runtimeFromUrl } from "../runtime";
 import type { Instance } from "../runtime/types";
 import { type Control, type ControlDecision, type InFlight, decideControl } from "./controls";
 import { deleteAppLogs } from "./deploy-log";
-import { launchInstance } from "./launch";
+import { APP_ID_LABEL, appImageRepository, launchInstance } from "./launch";
 import type { DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
 import { type AppRow, getApp } from "./store";
+import { RENEWAL_RETRY_MS, renewIfDue, renewalTime } from "../billing/renewal";
+import { recordDeploy, recordStart, startRefusal, stopColumns } from "../billing/app-events";
+import { type EnvApplyRunner, type EnvSaveResult, ENV_APPLY_DEADLINE_MS, envApplyTimedOut, saveEnvSet } from "../envvars/save";
+import type { EnvVariable } from "../envvars/rules";
+import { launchEnv } from "../envvars/store";
 
 /** A deploy that has not reported back by then is marked failed (its job crashed or was lost). */
 export const DEPLOY_DEADLINE_MS = 30 * 60 * 1000;
 /** How long the old instance keeps serving requests already sent to it after a switch. */
 export const DRAIN_MS = 2000;
 
-type Refusal = Extract<ControlDecision, { outcome: "refused" }> | { outcome: "refused"; code: "ENGINE_UNAVAILABLE" | "LAUNCH_FAILED"; message: string };
+type Refusal =
+  | Extract<ControlDecision, { outcome: "refused" }>
+  | { outcome: "refused"; code: "ENGINE_UNAVAILABLE" | "LAUNCH_FAILED" | "INSUFFICIENT_FUNDS"; message: string };
 export type ControlResult = { outcome: "done" } | Refusal;
 export type DeployResult = { outcome: "started" | "already_deploying"; deployId: string } | Refusal;
 
 interface InFlightRecord {
-  kind: Control;
+  kind: Control | "env";
   deployId?: string;
+  /** The app, for a variable set being applied (the deadline alarm records its failure). */
+  appId?: string;
   since: number;
 }
+
+/** SPEC.md, Errors "Console save conflicts": another change being applied. */
+export const DEPLOY_IN_PROGRESS_MESSAGE = "A deployment is in progress. Try again in a moment.";
 
 const NO_ENGINE: Refusal = {
   outcome: "refused",
@@ -67,6 +80,7 @@ export class AppController extends DurableObject<Env> {
       if (decision.outcome !== "go") return decision;
     }
     this.ctx.storage.kv.put<InFlightRecord>("in_flight", { kind: control, deployId: options.deployId, since: now });
+    this.ctx.storage.kv.put("app_id", appId);
     let keep = false;
     try {
       const app = await getApp(this.env, appId);
@@ -74,7 +88,8 @@ export class AppController extends DurableObject<Env> {
       const decision = decideControl(control, app.status, null);
       if (decision.outcome !== "go") return decision;
       const result = await run(app);
-      keep = options.keepMark === true;
+      // A refused run (no funds, no engine) leaves nothing in flight.
+      keep = options.keepMark === true && !isRefusal(result);
       return result;
     } finally {
       if (!keep) this.#clear();
@@ -91,13 +106,13 @@ export class AppController extends DurableObject<Env> {
       input.appId,
       input.now,
       async (app) => {
-        const db = database(this.env);
-        await db.batch([
-          db.insert(deploys).values({ id: input.deployId, appId: app.id, status: "building", startedAt: input.now }),
-          db.update(apps).set({ firstDeployAt: app.firstDeployAt ?? input.now }).where(eq(apps.id, app.id)),
-        ]);
+        // Billing rules 1-2: the first deploy is charged before the build starts, or refused. With
+        // no engine configured the deploy fails at once, the service's fault: nothing is charged.
+        const engine = getConfig(this.env).RUNTIME_URL !== "";
+        const billed = await recordDeploy(this.env, app, input.deployId, input.now, { charge: engine });
+        if (!billed.ok) return { outcome: "refused" as const, code: billed.code, message: billed.message };
         await this.env.DEPLOY_JOBS.send({ appId: app.id, deployId: input.deployId } satisfies DeployJobMessage);
-        await this.ctx.storage.setAlarm(input.now + DEPLOY_DEADLINE_MS);
+        await this.#reschedule(input.now);
         return { outcome: "started" as const, deployId: input.deployId };
       },
       { deployId: input.deployId, keepMark: true },
@@ -111,7 +126,7 @@ export class AppController extends DurableObject<Env> {
    * that served before, for the job to stop once it has drained; null when the deploy is no
    * longer the one in flight (it was already marked failed).
    */
-  async completeDeploy(input: { deployId: string; instance: Instance; now: number }): Promise<{ previous: { instanceId: string | null; image: string | null } } | null> {
+  async completeDeploy(input: { deployId: string; instance: Instance; envVersion: number; now: number }): Promise<{ previous: { instanceId: string | null; image: string | null } } | null> {
     const current = this.#inFlight();
     if (current?.kind !== "deploy" || current.deployId !== input.deployId) return null;
     const db = database(this.env);
@@ -134,6 +149,7 @@ export class AppController extends DurableObject<Env> {
           port: deploy.port,
           portSource: deploy.portSource,
           portReason: deploy.portReason,
+          envAppliedVersion: input.envVersion,
         })
         .where(eq(apps.id, app.id)),
     ] as const;
@@ -143,7 +159,7 @@ export class AppController extends DurableObject<Env> {
         : statements,
     );
     this.#clear(input.deployId);
-    await this.ctx.storage.deleteAlarm();
+    await this.#reschedule(Date.now());
     return { previous: { instanceId: app.instanceId, image: app.image } };
   }
 
@@ -158,31 +174,59 @@ export class AppController extends DurableObject<Env> {
       ]);
     }
     this.#clear(input.deployId);
-    if (!this.#inFlight()) await this.ctx.storage.deleteAlarm();
+    await this.#reschedule(Date.now());
   }
 
-  /** A deploy that never reported back is failed, so the app is never left `Deploying…`. */
   override async alarm(): Promise<void> {
+    await this.tick(Date.now());
+  }
+
+  /**
+   * The alarm's work at `now`: a deploy or variable switch that never reported back by its deadline
+   * is failed (so the app is never left `Deploying…`), and a paid period that has ended is renewed
+   * (src/billing/renewal.ts). Then the next alarm is set for whichever comes first.
+   */
+  async tick(now: number): Promise<void> {
     const current = this.#inFlight();
-    if (current?.kind !== "deploy" || !current.deployId) return;
-    const now = Date.now();
-    if (now < current.since + DEPLOY_DEADLINE_MS) {
-      await this.ctx.storage.setAlarm(current.since + DEPLOY_DEADLINE_MS);
-      return;
+    if (current?.kind === "env" && now >= current.since + ENV_APPLY_DEADLINE_MS) {
+      if (current.appId) await envApplyTimedOut(this.env, current.appId, now);
+      this.#clear();
+    } else if (current?.kind === "deploy" && current.deployId && now >= current.since + DEPLOY_DEADLINE_MS) {
+      log("warn", "deploy passed its deadline; marked failed", { deploy_id: current.deployId });
+      await this.failDeploy({
+        deployId: current.deployId,
+        failure: { kind: "interrupted", message: "The deploy did not finish in time and was stopped. Deploy again." },
+        now,
+      });
     }
-    log("warn", "deploy passed its deadline; marked failed", { deploy_id: current.deployId });
-    await this.failDeploy({
-      deployId: current.deployId,
-      failure: { kind: "interrupted", message: "The deploy did not finish in time and was stopped. Deploy again." },
-      now,
-    });
+    const appId = this.ctx.storage.kv.get<string>("app_id");
+    if (appId && !this.#inFlight()) await renewIfDue(this.env, appId, now, runtimeFromUrl(getConfig(this.env).RUNTIME_URL));
+    await this.#reschedule(now);
+  }
+
+  /**
+   * One alarm for everything timed: the in-flight change's deadline and the end of the paid period
+   * of a running app. A renewal that falls due while a change is in flight waits for it.
+   */
+  async #reschedule(now: number): Promise<void> {
+    const times: number[] = [];
+    const current = this.#inFlight();
+    if (current?.kind === "deploy") times.push(current.since + DEPLOY_DEADLINE_MS);
+    if (current?.kind === "env") times.push(current.since + ENV_APPLY_DEADLINE_MS);
+    const appId = this.ctx.storage.kv.get<string>("app_id");
+    const app = appId ? await getApp(this.env, appId) : undefined;
+    const renewAt = app ? renewalTime(app) : null;
+    if (renewAt !== null) times.push(current ? Math.max(renewAt, now + RENEWAL_RETRY_MS) : renewAt);
+    if (times.length === 0) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(Math.min(...times));
   }
 
   /** Stop: the app goes offline, settings kept. */
   stop(input: { appId: string; now: number }): Promise<ControlResult> {
     return this.#engineControl("stop", input, async (app, runtime) => {
       if (app.instanceId) await runtime.stop(app.instanceId);
-      await database(this.env).update(apps).set({ status: "stopped" }).where(eq(apps.id, app.id));
+      // Billing rule 3: the stopped clock starts with the stop.
+      await database(this.env).update(apps).set(stopColumns(app, input.now)).where(eq(apps.id, app.id));
       return { outcome: "done" };
     });
   }
@@ -190,12 +234,21 @@ export class AppController extends DurableObject<Env> {
   /** Start: the app returns on its current plan, as a new instance of the same image. */
   start(input: { appId: string; now: number }): Promise<ControlResult> {
     return this.#engineControl("start", input, async (app, runtime) => {
+      // Billing rule 4 (or a fresh period after a renewal could not be paid): refused before anything runs.
+      const affordable = await startRefusal(this.env, app, input.now);
+      if (!affordable.ok) return { outcome: "refused", code: affordable.code, message: affordable.message };
       const launched = await this.#launch(app, runtime, app.plan as PlanId);
       if (!launched.ok) return launched.refusal;
-      await database(this.env)
-        .update(apps)
-        .set({ status: "running", instanceId: launched.instance.id, instanceUrl: launched.instance.url })
-        .where(eq(apps.id, app.id));
+      const billed = await recordStart(this.env, app, input.now, {
+        instanceId: launched.instance.id,
+        instanceUrl: launched.instance.url,
+        envAppliedVersion: launched.envVersion,
+      });
+      if (!billed.ok) {
+        await runtime.remove(launched.instance.id).catch(() => undefined);
+        return { outcome: "refused", code: billed.code, message: billed.message };
+      }
+      await this.#reschedule(input.now);
       if (app.instanceId) await runtime.remove(app.instanceId).catch(() => undefined);
       return { outcome: "done" };
     });
@@ -229,11 +282,50 @@ export class AppController extends DurableObject<Env> {
       if (!launched.ok) return launched.refusal;
       await db
         .update(apps)
-        .set({ plan: input.plan, instanceId: launched.instance.id, instanceUrl: launched.instance.url })
+        .set({ plan: input.plan, instanceId: launched.instance.id, instanceUrl: launched.instance.url, envAppliedVersion: launched.envVersion })
         .where(eq(apps.id, app.id));
       if (app.instanceId) await this.#retire(runtime, app.instanceId);
       return { outcome: "done" };
     }) as Promise<ControlResult>;
+  }
+
+  /**
+   * Saves an app's whole variable set (SPEC.md, contract item 6, save conflicts): refused while any
+   * change is in flight; the mark is taken synchronously before anything is read, so two saves
+   * never interleave. When the app is serving, a new instance with the new set takes over in the
+   * background and the mark stays until it has (or has failed; the old instance then keeps serving).
+   * The background run keeps the object alive (compatibility date 2026-10-01 or later: pending
+   * waitUntil promises and timers prevent eviction); the deadline alarm covers a run lost anyway.
+   */
+  async saveEnv(input: { appId: string; version: number; variables: EnvVariable[]; now: number }): Promise<EnvSaveResult> {
+    if (this.#inFlight()) return { outcome: "refused", code: "DEPLOY_IN_PROGRESS", message: DEPLOY_IN_PROGRESS_MESSAGE };
+    const mark: InFlightRecord = { kind: "env", appId: input.appId, since: input.now };
+    this.ctx.storage.kv.put<InFlightRecord>("in_flight", mark);
+    this.ctx.storage.kv.put("app_id", input.appId);
+    let apply: EnvApplyRunner | null = null;
+    try {
+      const saved = await saveEnvSet(this.env, input, { drainMs: DRAIN_MS });
+      if ("apply" in saved) apply = saved.apply;
+      return saved.outcome === "saved" ? { outcome: "saved", version: saved.version, effect: saved.effect } : saved;
+    } finally {
+      if (apply) {
+        await this.#reschedule(input.now);
+        this.ctx.waitUntil(apply().then(() => this.#endEnvApply(mark)));
+      } else this.#clearEnv(mark);
+    }
+  }
+
+  /** Clears the mark of a variable save, unless it already gave way (its deadline passed meanwhile). */
+  #clearEnv(mark: InFlightRecord): boolean {
+    const current = this.#inFlight();
+    if (current?.kind !== "env" || current.since !== mark.since) return false;
+    this.ctx.storage.kv.delete("in_flight");
+    return true;
+  }
+
+  /** The switch ended: its mark is cleared (unless its deadline already passed) and the alarm set for what is left. */
+  async #endEnvApply(mark: InFlightRecord): Promise<void> {
+    if (this.#clearEnv(mark)) await this.#reschedule(Date.now());
   }
 
   /** Delete: instance, images, logs and record removed; cannot be undone. */
@@ -243,10 +335,15 @@ export class AppController extends DurableObject<Env> {
       const db = database(this.env);
       const images = await db.select({ image: deploys.image, instanceId: deploys.instanceId }).from(deploys).where(eq(deploys.appId, app.id));
       if (runtime) {
-        for (const id of new Set([app.instanceId, ...images.map((d) => d.instanceId)])) if (id) await runtime.remove(id);
-        for (const image of new Set([app.image, ...images.map((d) => d.image)])) if (image) await runtime.removeImage(image);
+        // What the records name, and what the engine itself holds for the app: an old instance
+        // whose removal after a switch never ran (its job or object was interrupted while it
+        // drained) is named by no record.
+        const [running, tagged] = await Promise.all([runtime.instances({ [APP_ID_LABEL]: app.id }), runtime.images(appImageRepository(app.id))]);
+        for (const id of new Set([app.instanceId, ...images.map((d) => d.instanceId), ...running])) if (id) await runtime.remove(id);
+        for (const image of new Set([app.image, ...images.map((d) => d.image), ...tagged])) if (image) await runtime.removeImage(image);
       }
       await deleteAppLogs(this.env.LOGS, app.id);
+      await removeAppDomains(this.env, app.id);
       await db.delete(apps).where(eq(apps.id, app.id));
       return { outcome: "done" };
     })) as ControlResult;
@@ -262,16 +359,17 @@ export class AppController extends DurableObject<Env> {
     }) as Promise<ControlResult>;
   }
 
-  async #launch(app: AppRow, runtime: NonNullable<ReturnType<typeof runtimeFromUrl>>, plan: PlanId): Promise<{ ok: true; instance: Instance } | { ok: false; refusal: Refusal }> {
+  async #launch(app: AppRow, runtime: NonNullable<ReturnType<typeof runtimeFromUrl>>, plan: PlanId): Promise<{ ok: true; instance: Instance; envVersion: number } | { ok: false; refusal: Refusal }> {
     if (!app.image || app.port === null || !app.liveDeployId) {
       return { ok: false, refusal: { outcome: "refused", code: "INVALID_STATE", message: "The app has no built image yet. Deploy it first." } };
     }
+    const variables = await launchEnv(this.env, app.id);
     const launched = await launchInstance(
       runtime,
-      { appId: app.id, image: app.image, port: app.port, portReason: app.portReason ?? "", plan, env: {}, deployId: app.liveDeployId },
+      { appId: app.id, image: app.image, port: app.port, portReason: app.portReason ?? "", plan, env: variables.env, deployId: app.liveDeployId },
       { probeTimeoutSeconds: getConfig(this.env).PROBE_TIMEOUT_SECONDS },
     );
-    if (launched.ok) return launched;
+    if (launched.ok) return { ...launched, envVersion: variables.version };
     log("warn", "instance launch failed", { app_id: app.id, kind: launched.kind });
     return { ok: false, refusal: { outcome: "refused", code: "LAUNCH_FAILED", message: launched.message } };
   }
@@ -281,6 +379,10 @@ export class AppController extends DurableObject<Env> {
     await new Promise((r) => setTimeout(r, DRAIN_MS));
     await runtime.remove(instanceId).catch((err: unknown) => log("warn", "old instance not removed", { instance_id: instanceId, ...describeError(err) }));
   }
+}
+
+function isRefusal(result: unknown): boolean {
+  return typeof result === "object" && result !== null && (result as { outcome?: string }).outcome === "refused";
 }
 
 /** The controller of an app. */

@@ -7,8 +7,8 @@ import type { AppStatus } from "../db/schema";
 export const CONTROLS = ["deploy", "stop", "start", "restart", "plan", "delete"] as const;
 export type Control = (typeof CONTROLS)[number];
 
-/** What the controller knows is being applied to the app right now. */
-export type InFlight = { kind: Control; deployId?: string } | null;
+/** What the controller knows is being applied to the app right now (`env`: a saved variable set). */
+export type InFlight = { kind: Control | "env"; deployId?: string } | null;
 
 export type ControlDecision =
   | { outcome: "go" }

@@ -11,10 +11,11 @@ import { DRAIN_MS, appController } from "./app-controller";
 import { missingBuildFileMessage, resolveBuildFile } from "./contract/build-file";
 import { probedPort } from "./contract/expose";
 import { DeployLog, deployLogKey } from "./deploy-log";
-import { launchInstance } from "./launch";
+import { appImageRepository, launchInstance } from "./launch";
 import type { DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
 import { type AppRow, type DeployRow, getApp } from "./store";
+import { launchEnv } from "../envvars/store";
 
 /** `max_retries` of the deploy-jobs consumer in wrangler.toml. */
 export const DEPLOY_QUEUE_MAX_RETRIES = 2;
@@ -94,10 +95,13 @@ export async function runDeployJob(env: Env, message: Message<DeployJobMessage>,
       message.ack();
       return;
     }
-    const switched = await controller.completeDeploy({ deployId, instance: outcome.instance, now: options.now() });
+    const switched = await controller.completeDeploy({ deployId, instance: outcome.instance, envVersion: outcome.envVersion, now: options.now() });
     if (!switched) {
-      await deployLog.step("The deploy was no longer current; its instance was removed");
+      // Nothing will serve from this deploy (it was failed meanwhile, or the app deleted): its
+      // instance and image go, or they would outlive the records that could find them.
+      await deployLog.step("The deploy was no longer current; its instance and image were removed");
       await runtime.remove(outcome.instance.id).catch(() => undefined);
+      await runtime.removeImage(outcome.image).catch(() => undefined);
     } else {
       await deployLog.step(`Live: traffic switched to instance ${outcome.instance.id.slice(0, 12)}`);
       await deployLog.flush();
@@ -123,7 +127,7 @@ export async function runDeployJob(env: Env, message: Message<DeployJobMessage>,
   }
 }
 
-type BuildOutcome = { ok: true; instance: Instance; image: string } | { ok: false; failure: Failure };
+type BuildOutcome = { ok: true; instance: Instance; image: string; envVersion: number } | { ok: false; failure: Failure };
 
 async function buildAndLaunch(env: Env, runtime: ContainerRuntime, app: AppRow, deploy: DeployRow, deployLog: DeployLog, options: DeployJobOptions): Promise<BuildOutcome> {
   const config = getConfig(env);
@@ -139,7 +143,7 @@ async function buildAndLaunch(env: Env, runtime: ContainerRuntime, app: AppRow, 
   }
 
   const { context, inspection } = buildContextFromArchive(res.body, { rootDirectory: app.rootDirectory, dockerfilePath: buildFile.path });
-  const tag = `control-plane/app-${app.id}:${deploy.id}`;
+  const tag = `${appImageRepository(app.id)}:${deploy.id}`;
   await deployLog.step(`Building ${buildFile.path} (context: ${app.rootDirectory || "repository root"})`);
   const build = await runtime.build({ context, dockerfile: buildFile.inContext, tag, onOutput: (text) => deployLog.append(text.replace(/\n$/, "")) });
   const found = await Promise.race([
@@ -171,9 +175,10 @@ async function buildAndLaunch(env: Env, runtime: ContainerRuntime, app: AppRow, 
     await runtime.removeImage(build.image).catch(() => undefined);
     return { ok: false, failure: { kind: "interrupted", message: "The deploy was ended before it finished." } };
   }
+  const variables = await launchEnv(env, app.id);
   const launched = await launchInstance(
     runtime,
-    { appId: app.id, image: build.image, port: port.port, portReason: port.reason, plan: app.plan as PlanId, env: {}, deployId: deploy.id },
+    { appId: app.id, image: build.image, port: port.port, portReason: port.reason, plan: app.plan as PlanId, env: variables.env, deployId: deploy.id },
     { probeTimeoutSeconds: config.PROBE_TIMEOUT_SECONDS, log: (text) => deployLog.append(text) },
   );
   if (!launched.ok) {
@@ -182,7 +187,7 @@ async function buildAndLaunch(env: Env, runtime: ContainerRuntime, app: AppRow, 
   }
   const output = await runtime.logs(launched.instance.id, { tail: 50 }).catch(() => "");
   if (output) await deployLog.append(`Instance output:\n${output.replace(/\n$/, "")}`);
-  return { ok: true, instance: launched.instance, image: build.image };
+  return { ok: true, instance: launched.instance, image: build.image, envVersion: variables.version };
 }
 
 /** The instance that served before: left to finish what it was sent, then removed with its image. */

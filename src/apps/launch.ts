@@ -2,6 +2,14 @@ import { type ContainerRuntime, type Instance, InstanceExitedError, RuntimeUnava
 import { type PlanId, planLimits } from "./plans";
 import { probeInstance } from "./probe";
 
+/** The label every instance of an app carries, with the app id: how the engine's own list finds them. */
+export const APP_ID_LABEL = "control-plane.app_id";
+
+/** The image name of an app; each deploy tags it with the deploy id. */
+export function appImageRepository(appId: string): string {
+  return `control-plane/app-${appId}`;
+}
+
 /** What a new instance of an app needs: the image, its port, its plan, its variables. */
 export interface LaunchSpec {
   appId: string;
@@ -38,7 +46,7 @@ export async function launchInstance(
     instance = await runtime.start({
       image: spec.image,
       name: `cp-${spec.appId.slice(0, 8)}-${crypto.randomUUID().slice(0, 8)}`,
-      labels: { "control-plane.app_id": spec.appId, "control-plane.deploy_id": spec.deployId },
+      labels: { [APP_ID_LABEL]: spec.appId, "control-plane.deploy_id": spec.deployId },
       env: spec.env,
       port: spec.port,
       limits: planLimits(spec.plan),

@@ -1,3 +1,4 @@
+import { type BillingView, viewBilling } from "../billing/app-billing";
 import { and, desc, eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { type AppStatus, type DeployStatus, type PortSource, apps, deploys } from "../db/schema";
@@ -142,6 +143,31 @@ export interface AppView {
   port_reason: string | null;
   created_at: string;
   latest_deploy: DeployView | null;
+  env: EnvStateView;
+  billing: BillingView;
+}
+
+/**
+ * The app's variable set: the saved `version`, the one the serving instance was started with,
+ * whether a new instance is taking over, and the last save whose instance failed its check.
+ */
+export interface EnvStateView {
+  version: number;
+  applied_version: number;
+  applying: boolean;
+  /** The save whose instance failed its check, with that check's log; the running instance has an older set. */
+  failure: { version: number; message: string; log: string } | null;
+}
+
+/** A save is being applied while a serving app's instance has an older set and no failure was recorded for it. */
+export function viewEnvState(row: AppRow): EnvStateView {
+  const failed = row.envFailure !== null && row.envFailure.version > row.envAppliedVersion;
+  return {
+    version: row.envVersion,
+    applied_version: row.envAppliedVersion,
+    applying: row.status === "running" && row.envVersion > row.envAppliedVersion && row.envFailure?.version !== row.envVersion,
+    failure: failed ? { version: row.envFailure!.version, message: row.envFailure!.message, log: row.envFailure!.log } : null,
+  };
 }
 
 export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: string, requestUrl: string): AppView {
@@ -164,5 +190,7 @@ export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: 
     port_reason: row.portReason,
     created_at: iso(row.createdAt),
     latest_deploy: latest ? viewDeploy(latest) : null,
+    env: viewEnvState(row),
+    billing: viewBilling(row),
   };
 }

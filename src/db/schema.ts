@@ -159,6 +159,13 @@ export const apps = sqliteTable(
     envAppliedVersion: integer("env_applied_version").notNull().default(0),
     /** The last save whose new instance failed its check; cleared when a later one is applied. */
     envFailure: text("env_failure", { mode: "json" }).$type<EnvApplyFailure>(),
+    /** Billing (src/billing): whether the app was ever charged, and its paid period. */
+    billingCharged: integer("billing_charged", { mode: "boolean" }).notNull().default(false),
+    periodStart: integer("period_start"),
+    periodEnd: integer("period_end"),
+    stoppedSince: integer("stopped_since"),
+    paymentDue: integer("payment_due", { mode: "boolean" }).notNull().default(false),
+    paidPrice: integer("paid_price"),
   },
   (t) => [uniqueIndex("apps_subdomain_idx").on(t.subdomain), index("apps_account_idx").on(t.accountId, t.createdAt)],
 );
@@ -220,4 +227,61 @@ export const deploys = sqliteTable(
   (t) => [index("deploys_app_idx").on(t.appId, t.startedAt)],
 );
 
-export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, appEnvVars };
+/** SPEC.md States "Custom domain" (src/domains/states.ts); shown as `Pending DNS`, `Verifying…`, `Active`, `Error`. */
+export const CUSTOM_DOMAIN_STATUSES = ["pending_dns", "verifying", "active", "error"] as const;
+
+/**
+ * Custom domains mapped to apps (owner: src/domains/store.ts). A hostname is mapped to one app at
+ * most across the service. Each domain has its own DomainChecker object (named by the row id)
+ * whose alarm runs the re-checks.
+ */
+export const customDomains = sqliteTable(
+  "custom_domains",
+  {
+    id: text("id").primaryKey(),
+    /** Lowercase, punycode, no trailing dot. */
+    hostname: text("hostname").notNull(),
+    appId: text("app_id")
+      .notNull()
+      .references(() => apps.id, { onDelete: "cascade" }),
+    status: text("status", { enum: CUSTOM_DOMAIN_STATUSES }).notNull(),
+    /** Why the domain is in `Error` (what was found and what was expected). */
+    reason: text("reason"),
+    /** The route is in place: the proxy serves the hostname from `Verifying…` on. */
+    routeReady: integer("route_ready", { mode: "boolean" }).notNull().default(false),
+    /** The hostname provider serves HTTPS for it (a certificate was obtained). */
+    https: integer("https", { mode: "boolean" }).notNull().default(false),
+    /** The hostname provider's id for it (Cloudflare custom hostname id), once created. */
+    providerRef: text("provider_ref"),
+    createdAt: integer("created_at").notNull(),
+    lastCheckedAt: integer("last_checked_at"),
+    nextCheckAt: integer("next_check_at"),
+  },
+  (t) => [uniqueIndex("custom_domains_hostname_idx").on(t.hostname), index("custom_domains_app_idx").on(t.appId, t.createdAt)],
+);
+
+/**
+ * The wallet: append-only; an account's balance is the sum of its entries (whole DA). A charge is
+ * written in the same D1 batch as the change it pays for. Entries outlive the app they name.
+ */
+export const ledgerEntries = sqliteTable(
+  "ledger_entries",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    at: integer("at").notNull(),
+    /** Signed whole DA: credits positive, charges negative. */
+    amount: integer("amount").notNull(),
+    kind: text("kind", { enum: ["credit", "charge"] }).notNull(),
+    appId: text("app_id"),
+    appName: text("app_name"),
+    periodStart: integer("period_start"),
+    periodEnd: integer("period_end"),
+    description: text("description").notNull(),
+  },
+  (t) => [index("ledger_account_idx").on(t.accountId, t.at), uniqueIndex("ledger_app_period_idx").on(t.appId, t.periodStart)],
+);
+
+export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains };

@@ -11,6 +11,9 @@ export interface EnvSet {
   variables: EnvVariable[];
 }
 
+/** D1 binds at most 100 parameters per statement; a row has 6, so a multi-row insert takes 16 rows. */
+const ROWS_PER_INSERT = Math.floor(100 / 6);
+
 /** The app's variables, decrypted, in editor order; null when the app has no record. */
 export async function readEnv(env: Env, appId: string): Promise<EnvSet | null> {
   const db = database(env);
@@ -37,10 +40,9 @@ export async function launchEnv(env: Env, appId: string): Promise<{ version: num
 export async function writeEnv(env: Env, appId: string, version: number, variables: readonly EnvVariable[]): Promise<void> {
   const keys = getConfig(env).ENV_ENCRYPTION_KEY;
   const sealed = await Promise.all(variables.map((v) => sealValue(keys, { appId, key: v.key }, v.value)));
+  const rows = variables.map((v, position) => ({ appId, key: v.key, position, ...sealed[position]! }));
   const db = database(env);
-  await db.batch([
-    db.delete(appEnvVars).where(eq(appEnvVars.appId, appId)),
-    ...variables.map((v, position) => db.insert(appEnvVars).values({ appId, key: v.key, position, ...sealed[position]! })),
-    db.update(apps).set({ envVersion: version }).where(eq(apps.id, appId)),
-  ]);
+  const inserts = [];
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) inserts.push(db.insert(appEnvVars).values(rows.slice(i, i + ROWS_PER_INSERT)));
+  await db.batch([db.delete(appEnvVars).where(eq(appEnvVars.appId, appId)), ...inserts, db.update(apps).set({ envVersion: version }).where(eq(apps.id, appId))]);
 }

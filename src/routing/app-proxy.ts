@@ -2,7 +2,9 @@ import type { MiddlewareHandler } from "hono";
 import { appBySubdomain } from "../apps/store";
 import type { AppEnv } from "../http/context";
 import { describeError, log } from "../http/log";
+import { customHostnameRoute } from "./custom-hosts";
 import { appSubdomainOf } from "./hosts";
+import { type Route, RouteCache } from "./route-cache";
 
 /** Headers that describe one hop and must not be passed on (RFC 9110, 7.6.1). */
 const HOP_BY_HOP = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"];
@@ -17,40 +19,89 @@ function notice(status: 404 | 502 | 503, title: string, text: string): Response 
   });
 }
 
+type Lookup = Route | Response;
+
+/** An app's own hostname (`<subdomain>.<APPS_DOMAIN>`), or any other host: maybe a custom domain. */
+type Target = { kind: "app"; subdomain: string } | { kind: "custom"; host: string };
+
 /**
- * Requests for an app hostname are passed to the app's live instance, streaming both ways (no
- * buffering); the console and the API never see them. A hostname with no app answers 404, a
- * stopped app or one not deployed yet 503.
+ * The app the target leads to as D1 has it now: where it runs, or the page to answer instead;
+ * null for a host that is no routed custom domain (the console and the API answer it).
  */
-export function appProxy(): MiddlewareHandler<AppEnv> {
+async function lookUp(env: Env, target: Target): Promise<Lookup | null> {
+  const app = target.kind === "app" ? await appBySubdomain(env, target.subdomain) : await customHostnameRoute(env, target.host);
+  if (!app && target.kind === "custom") return null;
+  if (!app) return notice(404, "No app here", "No app answers at this address.");
+  if (app.status === "stopped") return notice(503, "App stopped", "This app is stopped. Its owner can start it again from the console.");
+  if (app.status !== "running" || !app.instanceUrl) return notice(503, "Not deployed yet", "This app has not been deployed yet.");
+  return { appId: app.id, instanceUrl: app.instanceUrl };
+}
+
+/**
+ * Requests for an app hostname, or for a custom domain routed to an app (`Active`, or `Verifying…`
+ * with its route in place), are passed to the app's live instance, streaming both ways (no
+ * buffering); the console and the API never see them. An app hostname with no app answers 404, a
+ * stopped app or one not deployed yet 503. Any other host (a removed or unknown custom hostname
+ * among them) reaches the console and the API, where `/` answers 404. Where a running app's own
+ * hostname leads is remembered for a moment (route-cache.ts; custom domains are not, so a removal
+ * takes effect at once); when a remembered instance does not answer, D1 is read again and the
+ * request answered from what it says now (sent again to the new instance when it has no body).
+ */
+export function appProxy(routes = new RouteCache()): MiddlewareHandler<AppEnv> {
   return async function appProxy(c, next) {
     // Workers give every request a URL whose host is the Host header; a Request made in code may
     // carry no Host header at all.
-    const subdomain = appSubdomainOf(c.req.header("Host") ?? new URL(c.req.url).host, c.get("config").APPS_DOMAIN);
-    if (subdomain === null) return next();
-    const app = await appBySubdomain(c.env, subdomain);
-    if (!app) return notice(404, "No app here", "No app answers at this address.");
-    if (app.status === "stopped") return notice(503, "App stopped", "This app is stopped. Its owner can start it again from the console.");
-    if (app.status !== "running" || !app.instanceUrl) return notice(503, "Not deployed yet", "This app has not been deployed yet.");
-
-    const incoming = new URL(c.req.url);
-    const headers = new Headers(c.req.raw.headers);
-    for (const name of HOP_BY_HOP) headers.delete(name);
-    headers.set("X-Forwarded-Host", c.req.header("Host") ?? incoming.host);
-    headers.set("X-Forwarded-Proto", incoming.protocol.replace(":", ""));
-    const client = c.req.header("CF-Connecting-IP");
-    if (client) headers.set("X-Forwarded-For", client);
+    const host = c.req.header("Host") ?? new URL(c.req.url).host;
+    const subdomain = appSubdomainOf(host, c.get("config").APPS_DOMAIN);
+    const target: Target = subdomain === null ? { kind: "custom", host } : { kind: "app", subdomain };
+    const now = c.get("deps").now();
+    let route = subdomain === null ? null : routes.get(subdomain, now);
+    const remembered = route !== null;
+    if (!route) {
+      const found = await lookUp(c.env, target);
+      if (found === null) return next();
+      if (found instanceof Response) return found;
+      route = found;
+      if (subdomain !== null) routes.set(subdomain, route, now);
+    }
+    const hasBody = c.req.raw.body !== null;
     try {
-      const res = await fetch(`${app.instanceUrl}${incoming.pathname}${incoming.search}`, {
-        method: c.req.method,
-        headers,
-        body: c.req.raw.body,
-        redirect: "manual",
-      });
-      return new Response(res.body, res);
+      return await forward(c.req.raw, c.req.header("Host"), route.instanceUrl);
     } catch (err) {
-      log("warn", "app instance did not answer", { app_id: app.id, ...describeError(err) });
-      return notice(502, "App not answering", "This app is running but did not answer. Try again in a moment.");
+      if (remembered && subdomain !== null) {
+        routes.forget(subdomain);
+        const fresh = await lookUp(c.env, target);
+        if (fresh === null) return next();
+        if (fresh instanceof Response) return fresh;
+        routes.set(subdomain, fresh, c.get("deps").now());
+        if (fresh.instanceUrl !== route.instanceUrl && !hasBody) {
+          return forward(c.req.raw, c.req.header("Host"), fresh.instanceUrl).catch((again: unknown) => notAnswering(fresh.appId, again));
+        }
+      }
+      return notAnswering(route.appId, err);
     }
   };
+}
+
+function notAnswering(appId: string, err: unknown): Response {
+  log("warn", "app instance did not answer", { app_id: appId, ...describeError(err) });
+  return notice(502, "App not answering", "This app is running but did not answer. Try again in a moment.");
+}
+
+/** One request to the instance, with hop-by-hop headers dropped and the forwarding headers set. */
+async function forward(req: Request, hostHeader: string | undefined, instanceUrl: string): Promise<Response> {
+  const incoming = new URL(req.url);
+  const headers = new Headers(req.headers);
+  for (const name of HOP_BY_HOP) headers.delete(name);
+  headers.set("X-Forwarded-Host", hostHeader ?? incoming.host);
+  headers.set("X-Forwarded-Proto", incoming.protocol.replace(":", ""));
+  const client = req.headers.get("CF-Connecting-IP");
+  if (client) headers.set("X-Forwarded-For", client);
+  const res = await fetch(`${instanceUrl}${incoming.pathname}${incoming.search}`, {
+    method: req.method,
+    headers,
+    body: req.body,
+    redirect: "manual",
+  });
+  return new Response(res.body, res);
 }

@@ -133,6 +133,19 @@ export class DockerRuntime implements ContainerRuntime {
     await this.drain(this.client.request("DELETE", `/images/${imagePath(image)}`, { query: { force: "1" }, accept: [404] }));
   }
 
+  async instances(labels: Record<string, string>): Promise<string[]> {
+    const filters = JSON.stringify({ label: Object.entries(labels).map(([key, value]) => `${key}=${value}`) });
+    const { body } = await this.client.json<{ Id: string }[]>("GET", "/containers/json", { query: { all: "1", filters } });
+    return body.map((c) => c.Id);
+  }
+
+  async images(repository: string): Promise<string[]> {
+    // `reference=<name>` matches every tag of that name (and nothing of another name).
+    const filters = JSON.stringify({ reference: [repository] });
+    const { body } = await this.client.json<{ RepoTags?: string[] | null }[]>("GET", "/images/json", { query: { filters } });
+    return body.flatMap((i) => (i.RepoTags ?? []).filter((t) => t.slice(0, t.lastIndexOf(":")) === repository));
+  }
+
   async hasImage(image: string): Promise<boolean> {
     const res = await this.client.request("GET", `/images/${imagePath(image)}/json`, { accept: [404] });
     await res.arrayBuffer();

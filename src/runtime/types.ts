@@ -96,6 +96,13 @@ export interface ContainerRuntime {
   remove(id: string): Promise<void>;
   /** Removes an image; a missing one is fine. */
   removeImage(image: string): Promise<void>;
+  /**
+   * Ids of every instance carrying all these labels, running or not: what the engine holds,
+   * whatever the records say (Delete removes an app's instances by its label).
+   */
+  instances(labels: Record<string, string>): Promise<string[]>;
+  /** References (`repository:tag`) of every image named `repository`, whatever its tag. */
+  images(repository: string): Promise<string[]>;
   /** Whether an image exists. */
   hasImage(image: string): Promise<boolean>;
   /** The instance's own output (stdout and stderr interleaved as text), the last `tail` lines. */

@@ -5,7 +5,7 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppsStack, httpdApp, repository, startAppsStack } from "../e2e/apps-harness";
+import { type AppsStack, creditAccount, httpdApp, repository, startAppsStack } from "../e2e/apps-harness";
 import { launchChromium, openPage, screenshot } from "./browser";
 
 let stack: AppsStack;
@@ -42,6 +42,8 @@ describe("apps in Chromium", () => {
     await page.getByLabel("Password").fill("correct horse battery");
     await page.getByRole("button", { name: "Create account" }).click();
     await page.waitForURL(/\/console\/databases$/);
+    // The operator credits the wallet, so the first deploy below can be charged.
+    await creditAccount(stack.worker.url, `apps-browser-${run}@example.com`, 10_000);
     await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Apps" }).click();
     await page.waitForURL(/\/console\/apps$/);
     await page.getByText("No apps yet").waitFor();
@@ -49,7 +51,7 @@ describe("apps in Chromium", () => {
   });
 
   it("creates an app (a subdomain error shown under its field first), deploys it, sees Deploying… and then the live link", async () => {
-    const repo = await repository(stack, `hello-${run}`, httpdApp("<h1>Hello from the browser test</h1>\n", {
+    const repo = await repository(stack, `hello-${run}`, httpdApp(`<h1>Hello from the browser test</h1>\n<!-- run ${run}: a new page, so the build below is not cached -->\n`, {
       port: 8080,
       // Holds the build a few seconds so the page is seen while it runs.
       extra: 'RUN ["/bin/busybox", "sleep", "4"]\n',
@@ -74,6 +76,11 @@ describe("apps in Chromium", () => {
     await page.waitForURL(/\/console\/apps\/[0-9a-f-]{36}$/);
     await page.getByText("App “hello” created.").waitFor();
     await screenshot(page, "apps-03-created");
+    // Issue 13: what the first Deploy will charge is said before it is pressed.
+    expect(await page.locator("[data-billing=deploy]").textContent()).toBe(
+      "Deploy: Deploy charges 2,500 DA now for the first month of the Starter plan, before the build starts.",
+    );
+    expect(await page.locator("[data-billing=summary]").textContent()).toMatch(/^Not charged yet\./);
 
     await page.getByRole("button", { name: "Deploy", exact: true }).click();
     const deploying = page.getByRole("button", { name: "Deploying…" });
@@ -90,6 +97,12 @@ describe("apps in Chromium", () => {
     const link = page.getByRole("link", { name: `${subdomain}.localhost` });
     expect(await link.getAttribute("href")).toBe(`http://${subdomain}.localhost:${stack.worker.port}`);
     await screenshot(page, "apps-05-live");
+    // The app page's billing lines after the first deploy.
+    await expect.poll(() => page.locator("[data-billing=summary]").textContent()).toMatch(/^2,500 DA paid for the period \d{4}-\d\d-\d\d to \d{4}-\d\d-\d\d; it renews then at 2,500 DA\./);
+    expect(await page.locator("[data-billing=deploy]").textContent()).toBe("Redeploy: Redeploy charges nothing.");
+    expect(await page.locator("[data-billing=stop]").textContent()).toMatch(/nothing is charged: the paid period's end moves later by exactly the time stopped/);
+    expect(await page.locator("[data-billing=plan]").textContent()).toMatch(/^Nothing is charged or refunded now; the new plan's price applies from the next billing cycle, on \d{4}-\d\d-\d\d\.$/);
+    const appUrl = page.url();
 
     await page.getByRole("link", { name: /^Log of deploy/ }).first().click();
     await page.locator("#deploy-log").getByText(/Live: traffic switched/).waitFor();
@@ -99,6 +112,27 @@ describe("apps in Chromium", () => {
     await page.goto(`http://${subdomain}.localhost:${stack.worker.port}/`);
     await page.getByRole("heading", { name: "Hello from the browser test" }).waitFor();
     await screenshot(page, "apps-07-app-served");
+
+    // Delete's confirmation says the paid remainder is not refunded.
+    await page.goto(`${appUrl}/delete`);
+    await expect.poll(() => page.locator("[data-billing=delete]").textContent()).toMatch(/^Billing ends at once\. The paid remainder \(until \d{4}-\d\d-\d\d\) is not refunded\.$/);
+    await page.goto(appUrl);
+  });
+
+  it("shows the wallet on the Billing page: the balance and the ledger, newest first", async () => {
+    await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Billing" }).click();
+    await page.waitForURL(/\/console\/billing$/);
+    await page.getByRole("heading", { name: "Billing", level: 1 }).waitFor();
+    expect(await page.locator("[data-balance]").getAttribute("data-balance")).toBe("7500");
+    expect(await page.locator("[data-balance]").textContent()).toBe("7,500 DA");
+    const rows = page.locator("tbody tr");
+    await expect.poll(() => rows.count()).toBe(2);
+    expect(await rows.nth(0).getAttribute("data-entry-kind")).toBe("charge");
+    expect(await rows.nth(0).textContent()).toContain("First month of the Starter plan");
+    expect(await rows.nth(0).textContent()).toContain("hello");
+    expect(await rows.nth(0).locator("td.num").textContent()).toBe("−2,500 DA");
+    expect(await rows.nth(1).locator("td.num").textContent()).toBe("+10,000 DA");
+    await screenshot(page, "apps-07b-billing");
   });
 
   it("shows the red panel of a deploy with no build file, with the files found and the link to the full log", async () => {
@@ -112,6 +146,8 @@ describe("apps in Chromium", () => {
     expect(message).toContain("docker/Containerfile");
     await page.locator("[data-app-status=failed]").waitFor();
     await page.getByRole("button", { name: "Redeploy" }).waitFor();
+    // Issue 13: a first deploy that failed stays charged, and the page says so.
+    expect(await page.locator("[data-billing=warning]").textContent()).toMatch(/^The first month \(1,200 DA\) was charged when Deploy was pressed; the paid period started then/);
     await screenshot(page, "apps-08-red-panel");
 
     await panel.getByRole("link", { name: /^Read the full log/ }).click();

@@ -10,16 +10,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { type DevDns, startDevDns } from "../../scripts/dev-dns";
 import { createRepository, startDevForge } from "../../scripts/dev-forge";
 import { dockerSocketAvailable, startDockerForwarder } from "../../scripts/lib/docker-forwarder";
 import { ConsoleSession } from "./export-helpers";
-import { type Worker, startWorker } from "./harness";
+import { E2E_OPERATOR_TOKEN, type Worker, startWorker } from "./harness";
 
 export interface AppsStack {
   worker: Worker;
   forgeUrl: string;
   forgeRoot: string;
   engineUrl: string;
+  /** The DoH stand-in the Worker's custom-domain checks ask (DNS_RESOLVER_URL). */
+  dns: DevDns;
   stop(): Promise<void>;
 }
 
@@ -28,16 +31,17 @@ export async function startAppsStack(vars: Record<string, string> = {}): Promise
     throw new Error("No Docker engine answers at /var/run/docker.sock: install docker.io and start dockerd (bash .ci/run does both).");
   }
   const forgeRoot = mkdtempSync(join(tmpdir(), "control-plane-forge-"));
-  const [engine, forge] = await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot, port: 0 })]);
-  const worker = await startWorker({ RUNTIME_URL: engine.url, PROBE_TIMEOUT_SECONDS: "8", ...vars });
+  const [engine, forge, dns] = await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot, port: 0 }), startDevDns()]);
+  const worker = await startWorker({ RUNTIME_URL: engine.url, PROBE_TIMEOUT_SECONDS: "8", DNS_RESOLVER_URL: dns.resolverUrl, ...vars });
   return {
     worker,
     forgeUrl: forge.url,
     forgeRoot,
     engineUrl: engine.url,
+    dns,
     stop: async () => {
       await worker.stop();
-      await Promise.all([engine.close(), forge.close()]);
+      await Promise.all([engine.close(), forge.close(), dns.close()]);
       rmSync(forgeRoot, { recursive: true, force: true });
     },
   };
@@ -65,10 +69,23 @@ export function repository(stack: AppsStack, name: string, files: Record<string,
   return createRepository(stack.forgeRoot, "acme", name, files, { branch, modes, forgeUrl: stack.forgeUrl });
 }
 
-/** A signed-up console session. */
-export async function signedUp(base: string): Promise<ConsoleSession> {
+/** Credits an account's wallet through the operator route. */
+export async function creditAccount(base: string, account: string, amount: number, note = "Test credit"): Promise<void> {
+  const res = await fetch(`${base}/admin/api/accounts/${encodeURIComponent(account)}/credits`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${E2E_OPERATOR_TOKEN}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ amount, note }),
+  });
+  if (res.status !== 201) throw new Error(`credit -> ${res.status} ${await res.text()}`);
+}
+
+/** A signed-up console session whose wallet holds `credit` DA (enough for many first deploys unless told). */
+export async function signedUp(base: string, options: { credit?: number; email?: string } = {}): Promise<ConsoleSession> {
   const session = new ConsoleSession(base);
-  await session.call("POST", "/console/api/signup", { email: `apps-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`, password: "correct horse battery" });
+  const email = options.email ?? `apps-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+  await session.call("POST", "/console/api/signup", { email, password: "correct horse battery" });
+  const credit = options.credit ?? 100_000;
+  if (credit > 0) await creditAccount(base, email, credit);
   return session;
 }
 

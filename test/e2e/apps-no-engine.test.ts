@@ -22,4 +22,8 @@ it("fails a deploy at once with 'No container engine is configured.' and a hint"
   expect(Date.now() - started).toBeLessThan(15_000);
   expect(failed).toMatchObject({ status: "failed", latest_deploy: { status: "failed", failure: { kind: "no_engine" } } });
   expect(failed.latest_deploy!.failure!.message).toMatch(/^No container engine is configured\. Set RUNTIME_URL/);
+  // The service's fault, not the customer's: the first deploy is not charged.
+  const wallet = await session.call<{ balance: number; entries: { kind: string }[] }>("GET", "/console/api/wallet");
+  expect(wallet.balance).toBe(100_000);
+  expect(wallet.entries.map((e) => e.kind)).toEqual(["credit"]);
 });

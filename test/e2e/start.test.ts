@@ -40,6 +40,11 @@ describe("npm start", () => {
     try {
       expect(first.out).toContain(`http://localhost:${port}/console`);
       expect(first.out).toContain("demo@example.com");
+      // Custom domains check DNS with the DoH stand-in (or a resolver named in .dev.vars).
+      expect(first.out).toMatch(/Custom domains: DNS from /);
+      // Issue 13: the demo wallet is credited once with one Lite month; no secret is printed for it.
+      expect(first.out).toMatch(/^ Demo wallet: 1,200 DA /m);
+      expect(first.out).not.toMatch(/OPERATOR_TOKEN=|op_[A-Za-z0-9_-]{20,}/);
       const token = /^API token: (dbx_\w+)$/m.exec(first.out)?.[1];
       const database = /^Database: ([0-9a-f-]{36})$/m.exec(first.out)?.[1];
       expect(token).toBeDefined();
@@ -56,6 +61,7 @@ describe("npm start", () => {
       await second.stop();
       expect(/^Database: ([0-9a-f-]{36})$/m.exec(second.out)?.[1]).toBe(database);
       expect(/^API token: (dbx_\w+)$/m.exec(second.out)?.[1]).not.toBe(token);
+      expect(second.out).toMatch(/^ Demo wallet: 1,200 DA /m);
     } finally {
       await first.stop().catch(() => {});
     }

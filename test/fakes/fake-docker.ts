@@ -111,6 +111,8 @@ class FakeEngine {
     const q = url.searchParams;
     let m: RegExpExecArray | null;
     if (method === "POST" && path === "/build") return this.build(req, res, q);
+    if (method === "GET" && path === "/containers/json") return send(res, 200, this.listContainers(q));
+    if (method === "GET" && path === "/images/json") return send(res, 200, this.listImages(q));
     if (method === "POST" && path === "/containers/create") return this.create(res, q.get("name") ?? "", JSON.parse(await readText(req)));
     if ((m = /^\/containers\/([^/]+)\/(start|stop|restart|json|logs)$/.exec(path))) {
       const c = this.container(decodeURIComponent(m[1]!));
@@ -235,6 +237,24 @@ class FakeEngine {
       },
       NetworkSettings: { Ports: ports },
     };
+  }
+
+  /** `GET /containers/json`: running ones, or all with `all=1`; `filters` by `label` (`k=v` or `k`). */
+  private listContainers(q: URLSearchParams): unknown[] {
+    const labels = (JSON.parse(q.get("filters") || "{}") as { label?: string[] }).label ?? [];
+    const all = q.get("all") === "1" || q.get("all") === "true";
+    return [...this.containers.values()]
+      .filter((c) => (all || c.running) && labels.every((l) => (l.includes("=") ? c.labels[l.slice(0, l.indexOf("="))] === l.slice(l.indexOf("=") + 1) : l in c.labels)))
+      .map((c) => ({ Id: c.id, Names: [`/${c.name}`], Image: c.imageRef, Labels: c.labels, State: c.running ? "running" : "exited" }));
+  }
+
+  /** `GET /images/json`; `filters` by `reference`: a name matches every tag of it, `name:tag` that tag. */
+  private listImages(q: URLSearchParams): unknown[] {
+    const references = (JSON.parse(q.get("filters") || "{}") as { reference?: string[] }).reference ?? [];
+    const matches = (tag: string) => references.some((r) => r === tag || r === tag.slice(0, tag.lastIndexOf(":")));
+    return [...new Set(this.images.values())]
+      .filter((i) => references.length === 0 || i.tags.some(matches))
+      .map((i) => ({ Id: i.id, RepoTags: [...i.tags] }));
   }
 
   private removeImage(ref: string, image: FakeImage): unknown[] {

@@ -1,11 +1,17 @@
 import { env } from "cloudflare:workers";
 import { packTar } from "modern-tar";
-import { ConsoleClient, uniqueEmail } from "./helpers";
+import { ConsoleClient, creditAccount, uniqueEmail } from "./helpers";
 
-/** A signed-up console client. */
-export async function signedUpClient(): Promise<ConsoleClient> {
+/** Enough for many first deploys on any plan. */
+export const TEST_CREDIT = 100_000;
+
+/** A signed-up console client whose wallet holds `credit` DA (TEST_CREDIT unless told). */
+export async function signedUpClient(options: { credit?: number; email?: string } = {}): Promise<ConsoleClient> {
   const client = new ConsoleClient();
-  await client.json("POST", "/console/api/signup", { email: uniqueEmail(), password: "correct horse battery" });
+  const email = options.email ?? uniqueEmail();
+  await client.json("POST", "/console/api/signup", { email, password: "correct horse battery" });
+  const credit = options.credit ?? TEST_CREDIT;
+  if (credit > 0) await creditAccount(email, credit);
   return client;
 }
 

@@ -61,7 +61,7 @@ describe("console pages: apps", () => {
   });
 
   it("lists apps, shows the New app form with its defaults and plans, and keeps values with errors under the fields", async () => {
-    const client = await signedUpPage();
+    const client = await signedUpPage(undefined, { credit: 100_000 });
     const list = await client.page("/console/apps");
     expect(list).toContain('<a href="/console/apps" aria-current="page">Apps</a>');
     expect(list).toContain("No apps yet");
@@ -99,7 +99,7 @@ describe("console pages: apps", () => {
   });
 
   it("creates an app with a generated or chosen subdomain, refuses one in use, and shows it on its page and in the list", async () => {
-    const client = await signedUpPage();
+    const client = await signedUpPage(undefined, { credit: 100_000 });
     const subdomain = `shop-${crypto.randomUUID().slice(0, 8)}`;
     const id = await createApp(client, { name: "shop", repository: REPO, subdomain });
     const page = await client.page(`/console/apps/${id}`);
@@ -125,7 +125,7 @@ describe("console pages: apps", () => {
   });
 
   it("saves settings, shows rule errors inline, and fixes the subdomain after the first deploy", async () => {
-    const client = await signedUpPage();
+    const client = await signedUpPage(undefined, { credit: 100_000 });
     const id = await createApp(client, { name: "site", repository: REPO });
     const bad = await client.post(`/console/apps/${id}/settings`, { name: "site", repository: REPO, branch: "main", root_directory: "", dockerfile_path: "Dockerfile", subdomain: "www" });
     expect(bad.status).toBe(400);
@@ -150,7 +150,7 @@ describe("console pages: apps", () => {
   });
 
   it("deploys from the form: Deploying… that does nothing, then live with Redeploy, Stop and Restart; Stop, Start, Restart, Change plan", async () => {
-    const client = await signedUpPage();
+    const client = await signedUpPage(undefined, { credit: 100_000 });
     const repository = await publishRepository(`web-${crypto.randomUUID().slice(0, 8)}`, httpdFiles("<h1>hello</h1>", { buildSeconds: 2 }));
     const id = await createApp(client, { name: "web", repository });
 
@@ -201,7 +201,7 @@ describe("console pages: apps", () => {
   });
 
   it("shows a failed deploy's red panel with its message and the link to the full log", async () => {
-    const client = await signedUpPage();
+    const client = await signedUpPage(undefined, { credit: 100_000 });
     const repository = await publishRepository(`nofile-${crypto.randomUUID().slice(0, 8)}`, { "README.md": "no build file", "web/Containerfile": "FROM scratch\n" });
     const id = await createApp(client, { name: "broken", repository });
     await press(client, id, "deploy");
@@ -223,7 +223,7 @@ describe("console pages: apps", () => {
   });
 
   it("shows a deploy's log escaped, and 404s another account's app or an unknown deploy", async () => {
-    const owner = await signedUpPage();
+    const owner = await signedUpPage(undefined, { credit: 100_000 });
     const id = await createApp(owner, { name: "logs", repository: REPO });
     const deployId = crypto.randomUUID();
     await env.DB.prepare("INSERT INTO deploys (id, app_id, status, started_at, finished_at) VALUES (?, ?, 'superseded', ?, ?)")
@@ -235,7 +235,7 @@ describe("console pages: apps", () => {
     expect(log).toContain('data-deploying="false"');
     expect((await owner.get(`/console/apps/${id}/deploys/${crypto.randomUUID()}`)).status).toBe(404);
 
-    const stranger = await signedUpPage();
+    const stranger = await signedUpPage(undefined, { credit: 100_000 });
     const theirs = await stranger.get(`/console/apps/${id}`);
     expect(theirs.status).toBe(404);
     expect(theirs.headers.get("Content-Type")).toContain("text/html");
@@ -243,7 +243,7 @@ describe("console pages: apps", () => {
   });
 
   it("deletes behind a confirmation page naming the app; a delete during a deploy is refused with the generic message", async () => {
-    const client = await signedUpPage();
+    const client = await signedUpPage(undefined, { credit: 100_000 });
     const id = await createApp(client, { name: "gone", repository: REPO });
     const page = await client.page(`/console/apps/${id}`);
     expect(page).toContain(`<a class="button danger" href="/console/apps/${id}/delete">Delete</a>`);

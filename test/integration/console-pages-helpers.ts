@@ -1,5 +1,5 @@
 import { exports as workerExports } from "cloudflare:workers";
-import { ORIGIN, uniqueEmail } from "./helpers";
+import { ORIGIN, creditAccount, uniqueEmail } from "./helpers";
 
 /**
  * A browser-like client for the console's HTML pages: keeps every cookie it is given, posts
@@ -46,11 +46,12 @@ export class PageClient {
   }
 }
 
-/** A client signed up through the sign-up form. */
-export async function signedUpPage(email = uniqueEmail()): Promise<PageClient> {
+/** A client signed up through the sign-up form, its wallet credited with `credit` DA when given. */
+export async function signedUpPage(email = uniqueEmail(), options: { credit?: number } = {}): Promise<PageClient> {
   const client = new PageClient();
   const res = await client.post("/console/signup", { email, password: "correct horse battery" });
   if (res.status !== 303) throw new Error(`signup -> ${res.status}`);
+  if (options.credit) await creditAccount(email, options.credit);
   return client;
 }
 

@@ -1,8 +1,20 @@
-import { exports as workerExports } from "cloudflare:workers";
+import { env, exports as workerExports } from "cloudflare:workers";
 
 export const ORIGIN = "http://control.test";
 
 /** A console client: keeps the session cookie and sends our own Origin, as a browser would. */
+/** Credits an account's wallet through the operator route (the test OPERATOR_TOKEN of vitest.config.ts). */
+export async function creditAccount(account: string, amount: number, note = "Test credit"): Promise<void> {
+  const res = await workerExports.default.fetch(
+    new Request(`${ORIGIN}/admin/api/accounts/${encodeURIComponent(account)}/credits`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${env.OPERATOR_TOKEN}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ amount, note }),
+    }),
+  );
+  if (res.status !== 201) throw new Error(`credit -> ${res.status} ${await res.text()}`);
+}
+
 export class ConsoleClient {
   cookie = "";
   constructor(readonly fetcher: { fetch: (req: Request) => Promise<Response> } = workerExports.default) {}

@@ -183,6 +183,32 @@ export function describeRuntimeConformance(name: string, setup: () => Promise<Ru
       expect(await runtime.inspect("cp-conformance-no-such-instance")).toBeNull();
     });
 
+    it("instances lists this run's instances by label, running or stopped, and nothing once removed", async () => {
+      const a = await start(tag("web"));
+      const b = await start(tag("web"));
+      await runtime.stop(b.id);
+      const mine = { "cp-conformance": run };
+      expect((await runtime.instances(mine)).sort()).toEqual([a.id, b.id].sort());
+      expect(await runtime.instances({ "cp-conformance": `${run}-other` })).toEqual([]);
+      await runtime.remove(a.id);
+      await runtime.remove(b.id);
+      expect(await runtime.instances(mine)).toEqual([]);
+    });
+
+    it("images lists every tag of a repository and no other repository's", async () => {
+      const repository = `cp-conformance-list-${run}`;
+      const tags = [`${repository}:one`, `${repository}:two`];
+      images.push(...tags);
+      for (const t of tags) {
+        const built = await runtime.build({ context: tarStream(img.conformanceContext(busybox), 16 * 1024), dockerfile: img.DOCKERFILES.web, tag: t });
+        expect(built.ok).toBe(true);
+      }
+      expect((await runtime.images(repository)).sort()).toEqual(tags);
+      expect(await runtime.images(`${repository}-other`)).toEqual([]);
+      for (const t of tags) await runtime.removeImage(t);
+      expect(await runtime.images(repository)).toEqual([]);
+    });
+
     it("removeImage makes the image disappear; removing again is fine", async () => {
       expect((await build("exiting")).ok).toBe(true);
       await runtime.removeImage(tag("exiting"));

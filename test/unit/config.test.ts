@@ -23,6 +23,14 @@ describe("parseConfig", () => {
       APPS_DOMAIN: "localhost",
       PROBE_TIMEOUT_SECONDS: 60,
       EXPORT_INVOCATION_BYTES: 1073741824,
+      DOMAIN_RECHECK_SECONDS: 45,
+      DNS_RESOLVER_URL: "https://cloudflare-dns.com/dns-query",
+      DNS_TIMEOUT_SECONDS: 5,
+      CUSTOM_DOMAIN_TARGET: "",
+      CUSTOM_DOMAIN_ADDRESSES: [],
+      HOSTNAME_PROVIDER: "local",
+      CLOUDFLARE_ZONE_ID: "",
+      CLOUDFLARE_API_URL: "https://api.cloudflare.com/client/v4",
     });
   });
 
@@ -37,6 +45,27 @@ describe("parseConfig", () => {
     expect(parseConfig({ ...secrets, RUNTIME_URL: "http://127.0.0.1:2375/", APPS_DOMAIN: "Apps.Example.NET" })).toMatchObject({
       RUNTIME_URL: "http://127.0.0.1:2375",
       APPS_DOMAIN: "apps.example.net",
+    });
+  });
+
+  it("reads the custom-domain settings", () => {
+    expect(
+      parseConfig({
+        ...secrets,
+        DOMAIN_RECHECK_SECONDS: "2",
+        DNS_RESOLVER_URL: "http://127.0.0.1:5380/dns-query",
+        CUSTOM_DOMAIN_TARGET: "Edge.Example.NET.",
+        CUSTOM_DOMAIN_ADDRESSES: "192.0.2.10, 2001:DB8::10",
+        HOSTNAME_PROVIDER: "cloudflare",
+        CLOUDFLARE_ZONE_ID: "023e105f4ecef8ad9ca31a8372d0c353",
+        CLOUDFLARE_API_TOKEN: "token",
+      }),
+    ).toMatchObject({
+      DOMAIN_RECHECK_SECONDS: 2,
+      DNS_RESOLVER_URL: "http://127.0.0.1:5380/dns-query",
+      CUSTOM_DOMAIN_TARGET: "edge.example.net",
+      CUSTOM_DOMAIN_ADDRESSES: ["192.0.2.10", "2001:db8::10"],
+      HOSTNAME_PROVIDER: "cloudflare",
     });
   });
 
@@ -71,6 +100,12 @@ describe("parseConfig", () => {
     ["an engine address with a path", { RUNTIME_URL: "http://127.0.0.1:2375/v1.41" }, /RUNTIME_URL must be an http\(s\) address/],
     ["an engine socket path", { RUNTIME_URL: "unix:///var/run/docker.sock" }, /RUNTIME_URL must be an http\(s\) address/],
     ["an apps domain with a scheme", { APPS_DOMAIN: "https://apps.example.net" }, /APPS_DOMAIN must be a DNS name/],
+    ["a zero re-check interval", { DOMAIN_RECHECK_SECONDS: "0" }, /DOMAIN_RECHECK_SECONDS must be a whole number of at least 1/],
+    ["a plain-http resolver that is not loopback", { DNS_RESOLVER_URL: "http://dns.example.net/dns-query" }, /DNS_RESOLVER_URL must be an https address/],
+    ["a custom domain target with a scheme", { CUSTOM_DOMAIN_TARGET: "https://edge.example.net" }, /CUSTOM_DOMAIN_TARGET must be a DNS name/],
+    ["a custom domain address that is a name", { CUSTOM_DOMAIN_ADDRESSES: "192.0.2.1, edge.example.net" }, /not an address: edge.example.net/],
+    ["an unknown hostname provider", { HOSTNAME_PROVIDER: "fastly" }, /HOSTNAME_PROVIDER must be one of local, cloudflare/],
+    ["the cloudflare provider without its zone and token", { HOSTNAME_PROVIDER: "cloudflare" }, /CLOUDFLARE_ZONE_ID must be set[\s\S]*CLOUDFLARE_API_TOKEN must be set/],
   ])("stops on %s, naming the variable", (_, override, message) => {
     expect(() => parseConfig({ ...secrets, ...override })).toThrow(ConfigError);
     expect(() => parseConfig({ ...secrets, ...override })).toThrow(message);

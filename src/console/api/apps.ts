@@ -13,6 +13,7 @@ import {
   viewApp,
   viewDeploy,
 } from "../../apps/store";
+import { planChangeBlocked } from "../../domains/service";
 import type { AppEnv } from "../../http/context";
 import { ApiError, type ErrorCode, invalid, notFound } from "../../http/errors";
 import { readJson } from "../../http/validate";
@@ -78,7 +79,7 @@ export const appRoutes = new Hono<AppEnv>()
   .post("/:id/restart", (c) => control(c, (app, now) => appController(c.env, app.id).restart({ appId: app.id, now })))
   .post("/:id/plan", async (c) => {
     const { plan } = await readJson(c, PlanRequest);
-    return control(c, (app, now) => appController(c.env, app.id).changePlan({ appId: app.id, plan, now }));
+    return control(c, async (app, now) => (await planChangeBlocked(c.env, app.id, plan)) ?? appController(c.env, app.id).changePlan({ appId: app.id, plan, now }));
   })
   .get("/:id/deploys", async (c) => {
     const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));

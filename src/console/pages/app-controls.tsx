@@ -1,4 +1,5 @@
 import { deployLabel } from "../../apps/controls";
+import { billingHints } from "../../billing/hints";
 import { PLANS, PLAN_IDS } from "../../apps/plans";
 import type { AppView } from "../../apps/store";
 import { planSummary } from "./app-components";
@@ -27,6 +28,7 @@ function ControlForm(props: { appId: string; action: string; csrfToken: string; 
 export function ControlsCard(props: { app: AppView; csrfToken: string }) {
   const { app, csrfToken } = props;
   const label = deployLabel(app.status, app.deploy_in_progress);
+  const billing = billingHints(app);
   return (
     <section class="card" aria-labelledby="controls-heading">
       <h2 id="controls-heading">Controls</h2>
@@ -48,6 +50,26 @@ export function ControlsCard(props: { app: AppView; csrfToken: string }) {
             ? "The first deploy builds the branch and starts the app."
             : "A redeploy builds the branch again and switches traffic once the new version answers."}
       </p>
+      <ul class="billing-hints" aria-label="What the controls do to billing">
+        <li data-billing="deploy">
+          <strong>{label === "Deploying…" ? "Redeploy" : label}:</strong> {billing.deploy}
+        </li>
+        {app.status === "running" && (
+          <li data-billing="restart">
+            <strong>Restart:</strong> {billing.restart}
+          </li>
+        )}
+        {app.status === "running" && (
+          <li data-billing="stop">
+            <strong>Stop:</strong> {billing.stop}
+          </li>
+        )}
+        {app.status === "stopped" && (
+          <li data-billing="start">
+            <strong>Start:</strong> {billing.start}
+          </li>
+        )}
+      </ul>
       <form method="post" action={`/console/apps/${app.id}/plan`} class="inline-form plan-form">
         <Csrf token={csrfToken} />
         <div class="field">
@@ -62,7 +84,8 @@ export function ControlsCard(props: { app: AppView; csrfToken: string }) {
           <p class="hint" id="f-plan-hint">
             {app.status === "running"
               ? "A running app restarts briefly with the new plan's limits."
-              : "The new limits apply when the app next starts."}
+              : "The new limits apply when the app next starts."}{" "}
+            <span data-billing="plan">{billing.plan}</span>
           </p>
         </div>
         <div class="actions">
@@ -83,6 +106,7 @@ export function DeleteAppPage(props: { viewer: Viewer; app: AppView }) {
       <div class="card narrow">
         <h1>Delete {app.name}?</h1>
         <p>This cannot be undone.</p>
+        <p data-billing="delete">{billingHints(app).delete}</p>
         <p>
           The app <strong>{app.name}</strong> stops answering at <code>{app.hostname}</code>; its instance, its images, its
           deploy logs and its settings are removed.

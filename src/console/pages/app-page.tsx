@@ -1,8 +1,11 @@
 import type { AppView, DeployView } from "../../apps/store";
+import { billingHints } from "../../billing/hints";
 import { AppStatusBadge, type SettingsValues, SettingsFields, planLabel } from "./app-components";
 import { ControlsCard } from "./app-controls";
 import { Csrf, DateTime } from "./components";
 import { DeployHistory, FailurePanel, liveState } from "./deploy-panel";
+import { DomainsSection, type DomainsSectionProps } from "./domains-section";
+import { type EnvPasteForm, type EnvRowsForm, EnvSection } from "./env-section";
 import type { Flash } from "./flash";
 import type { FieldErrors } from "./forms";
 import { Layout, type Viewer } from "./layout";
@@ -19,6 +22,11 @@ export interface AppPageProps {
   /** The settings form as typed, when it is shown again with errors. */
   values?: Record<string, string>;
   errors?: FieldErrors;
+  /** The Custom domains section: its domains, and the add form as typed with its error. */
+  domains: Pick<DomainsSectionProps, "domains" | "provider" | "recheckSeconds" | "blocked" | "hostname" | "error">;
+  /** The Environment section's rows (as saved, or as typed with their messages) and paste box. */
+  envRows: EnvRowsForm;
+  envPaste?: EnvPasteForm;
 }
 
 /** The port the app is probed on and why (SPEC.md deployment contract 2), once a build told it. */
@@ -47,13 +55,14 @@ function settingsOf(app: AppView): SettingsValues {
 
 /**
  * An app's page: status, address, probed port, the red panel of a failed last deploy, the
- * controls, the deploys with their logs, the settings and Delete. The part above the settings is
+ * controls, the deploys with their logs, the environment variables, the settings and Delete. The part above the settings is
  * redrawn by the console script while a deploy runs (the settings form is left alone, so typing
  * is never lost).
  */
 export function AppPage(props: AppPageProps) {
   const { app, viewer } = props;
   const latest = app.latest_deploy;
+  const billing = billingHints(app);
   return (
     <Layout title={app.name} viewer={viewer} section="apps" flash={props.flash}>
       <div
@@ -86,7 +95,15 @@ export function AppPage(props: AppPageProps) {
           </div>
           <div>
             <dt>Plan</dt>
-            <dd>{planLabel(app.plan)}</dd>
+            <dd>
+              {planLabel(app.plan)} <span class="muted">({app.billing.next_price.toLocaleString("en-US")} DA a month)</span>
+            </dd>
+          </div>
+          <div>
+            <dt>Billing</dt>
+            <dd data-billing="summary">
+              {billing.summary} <a href="/console/billing">Wallet</a>
+            </dd>
           </div>
           <div>
             <dt>Created</dt>
@@ -95,11 +112,18 @@ export function AppPage(props: AppPageProps) {
             </dd>
           </div>
         </dl>
+        {billing.warning && (
+          <p class="alert" data-billing="warning">
+            {billing.warning}
+          </p>
+        )}
         {latest?.status === "failed" && <FailurePanel appId={app.id} deploy={latest} stillServing={app.status === "running"} />}
         <ControlsCard app={app} csrfToken={viewer.csrfToken} />
         <DeployHistory appId={app.id} deploys={props.deploys} locale={viewer.locale} />
       </div>
       <p class="visually-hidden" role="status" data-app-announce=""></p>
+      <DomainsSection appId={app.id} csrfToken={viewer.csrfToken} locale={viewer.locale} {...props.domains} />
+      <EnvSection app={app} csrfToken={viewer.csrfToken} rows={props.envRows} paste={props.envPaste} flash={props.flash} />
       <section class="card" id="settings" aria-labelledby="settings-heading">
         <h2 id="settings-heading">Settings</h2>
         <p class="lead">The name changes at once; the source settings are used from the next deploy.</p>

@@ -5,6 +5,9 @@ import { PLANS, type PlanId } from "../../apps/plans";
 import { changeAppSettings, createApp } from "../../apps/service";
 import { AppSettingsRequest, NewAppRequest, PlanRequest } from "../../apps/settings";
 import { type AppRow, getDeploy, getOwnedApp, latestDeploy, listApps, listDeploys, viewApp, viewDeploy } from "../../apps/store";
+import { addRefusal } from "../../domains/refusals";
+import { planChangeBlocked, viewAppDomains } from "../../domains/service";
+import { readEnv } from "../../envvars/store";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
 import { AppListPage, NewAppPage } from "./app-list";
@@ -15,28 +18,49 @@ import { type Flash, setFlash, takeFlash } from "./flash";
 import { type FieldErrors, readForm } from "./forms";
 import { loadViewer, render } from "./layout";
 
-type Page = Context<AppEnv>;
+export type Page = Context<AppEnv>;
 
 /** A controller's answer, as the pages read it. */
 type ControlAnswer = { outcome: string; message?: string };
 
-const appPath = (id: string) => `/console/apps/${id}`;
+export const appPath = (id: string) => `/console/apps/${id}`;
 
 /** The signed-in viewer's app (another account's answers 404 like a missing one). */
-const ownedApp = (c: Page) => getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
+export const ownedApp = (c: Page) => getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
 
 async function viewOf(c: Page, row: AppRow) {
   return viewApp(row, await latestDeploy(c.env, row.id), c.get("config").APPS_DOMAIN, c.req.url);
 }
 
-/** Everything the app page needs, read fresh. */
-async function appPageProps(c: Page, row: AppRow): Promise<AppPageProps> {
+/**
+ * Everything the app page needs, read fresh. `form` shows a form as typed instead of as saved: the
+ * add-domain form with its error (`hostname`, `error`), or the Environment forms (`envRows`, `envPaste`).
+ */
+export async function appPageProps(
+  c: Page,
+  row: AppRow,
+  form: { hostname?: string; error?: string } & Partial<Pick<AppPageProps, "envRows" | "envPaste">> = {},
+): Promise<AppPageProps> {
+  const { envRows, envPaste, ...domainForm } = form;
+  const domains = await viewAppDomains(c.env, row);
+  // Why a domain cannot be added now (plan, app not running), said before anyone tries.
+  const blocked = addRefusal({ appStatus: row.status, plan: row.plan, domainCount: 0, hostnameTaken: false });
+  const saved = envRows ? null : await readEnv(c.env, row.id);
   return {
     viewer: await loadViewer(c),
     app: await viewOf(c, row),
     deploys: (await listDeploys(c.env, row.id)).map(viewDeploy),
     subdomainFixed: row.firstDeployAt !== null,
     appsDomain: c.get("config").APPS_DOMAIN,
+    domains: {
+      domains,
+      provider: c.get("config").HOSTNAME_PROVIDER,
+      recheckSeconds: c.get("config").DOMAIN_RECHECK_SECONDS,
+      blocked: blocked?.message ?? null,
+      ...domainForm,
+    },
+    envRows: envRows ?? { version: saved?.version ?? 0, rows: saved?.variables ?? [] },
+    envPaste,
   };
 }
 
@@ -145,7 +169,11 @@ export const appPages = new Hono<AppEnv>()
       await setFlash(c, { notice: `The app is already on the ${PLANS[plan].label} plan. Nothing changed.` });
       return c.redirect(appPath(current.id), 303);
     }
-    return runControl(c, (app, now) => appController(c.env, app.id).changePlan({ appId: app.id, plan, now }), (app) => planChanged(app, plan));
+    return runControl(
+      c,
+      async (app, now) => (await planChangeBlocked(c.env, app.id, plan)) ?? appController(c.env, app.id).changePlan({ appId: app.id, plan, now }),
+      (app) => planChanged(app, plan),
+    );
   })
   .get("/:id/delete", async (c) => {
     const row = await ownedApp(c);

@@ -15,7 +15,7 @@ export interface Flash {
   error?: string;
   secret?: { name: string; token: string };
   /** Shown inside this section of the page (where the action was) instead of at the top. */
-  section?: "exports";
+  section?: "exports" | "environment";
 }
 
 const COOKIE = "console_flash";

@@ -7,8 +7,11 @@ import { ApiError } from "../../http/errors";
 import { onError } from "../../http/on-error";
 import { appPages } from "./app-pages";
 import { assetRoutes } from "./assets";
+import { envPages } from "./env-pages";
 import { authPages } from "./auth-pages";
+import { billingPages } from "./billing-page";
 import { databasePages } from "./database-pages";
+import { domainPages } from "./domain-pages";
 import { exportPages } from "./exports-section";
 import { HOME_PATH } from "./format";
 import { Layout, render } from "./layout";
@@ -63,7 +66,7 @@ function errorPage(err: Error, c: Context<AppEnv>): Response | Promise<Response>
  * Where the pages live, below /console. Middleware is bound to these and not to `/console/*`, so
  * it never touches the JSON routes under /console/api (nor their route name in the request log).
  */
-const PAGE_PATHS = ["/", "/signin", "/signup", "/signout", "/profile", "/profile/*", "/databases", "/databases/*", "/apps", "/apps/*", "/assets/*"];
+const PAGE_PATHS = ["/", "/signin", "/signup", "/signout", "/profile", "/profile/*", "/databases", "/databases/*", "/apps", "/apps/*", "/billing", "/assets/*"];
 
 /**
  * The console's web pages under /console: server-rendered HTML forms that work without any
@@ -72,7 +75,7 @@ const PAGE_PATHS = ["/", "/signin", "/signup", "/signout", "/profile", "/profile
 export const consolePages = new Hono<AppEnv>();
 for (const path of PAGE_PATHS) consolePages.use(path, consoleSecureHeaders, consoleBodyLimit(), csrfGuard());
 consolePages.route("/assets", assetRoutes);
-for (const path of ["/databases", "/databases/*", "/apps", "/apps/*", "/profile", "/profile/*"]) consolePages.use(path, requirePageSession);
+for (const path of ["/databases", "/databases/*", "/apps", "/apps/*", "/billing", "/profile", "/profile/*"]) consolePages.use(path, requirePageSession);
 
 consolePages.get("/", async (c) => c.redirect((await loadSession(c)) ? HOME_PATH : "/console/signin", 303));
 consolePages.route("/", authPages);
@@ -80,4 +83,7 @@ consolePages.route("/profile", profilePages);
 consolePages.route("/databases", databasePages);
 consolePages.route("/databases", exportPages);
 consolePages.route("/apps", appPages);
+consolePages.route("/apps", domainPages);
+consolePages.route("/apps", envPages);
+consolePages.route("/billing", billingPages);
 consolePages.onError(errorPage);

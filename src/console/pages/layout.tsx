@@ -32,7 +32,7 @@ export async function loadViewer(c: Context<AppEnv>): Promise<Viewer> {
 export const viewerLocale = (c: Context) => pickLocale(c.req.header("Accept-Language"));
 
 /** The navigation entry a page belongs to (marked `aria-current`). */
-export type Section = "databases" | "apps" | "profile";
+export type Section = "databases" | "apps" | "billing" | "profile";
 
 interface LayoutProps {
   title: string;
@@ -74,6 +74,7 @@ export function Layout(props: LayoutProps) {
                 <nav class="nav" aria-label="Console">
                   {nav("/console/databases", "Databases", "databases")}
                   {nav("/console/apps", "Apps", "apps")}
+                  {nav("/console/billing", "Billing", "billing")}
                   {nav("/console/profile", "Profile", "profile")}
                 </nav>
                 <div class="who">

@@ -1,7 +1,8 @@
 /**
  * The console's only script, served from /console/assets/console.js (CSP `script-src 'self'`).
  * Every page works without it; it adds local-time dates, copy buttons, live export status and
- * follows a running deploy (status, controls and log) on an app's pages.
+ * follows a running deploy (status, controls and log) on an app's pages, and counts down to each
+ * custom domain's next check, redrawing the Custom domains section once a check is due.
  */
 export const CLIENT_SCRIPT = `"use strict";
 (function () {
@@ -99,7 +100,7 @@ export const CLIENT_SCRIPT = `"use strict";
         if (atEnd) pre.scrollTop = pre.scrollHeight;
       });
     };
-    var redraw = function (app) {
+    var redraw = function () {
       return get(location.pathname).then(function (res) { return res.text(); }).then(function (html) {
         var next = new DOMParser().parseFromString(html, "text/html").getElementById("app-live");
         if (!next) return;
@@ -110,10 +111,13 @@ export const CLIENT_SCRIPT = `"use strict";
         var pre = document.getElementById("deploy-log");
         if (pre) pre.scrollTop = pre.scrollHeight;
         if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
-        if (app.deploy_in_progress) hideRefresh();
-        if (!app.deploy_in_progress && announce) {
-          var d = app.latest_deploy;
-          announce.textContent = d && d.status === "failed" ? "The deploy failed." : "The deploy is live.";
+        // The page read may be newer than the JSON that asked for it (the deploy ended in between):
+        // what the redrawn page shows decides, or its end would never be announced.
+        var deploying = next.getAttribute("data-deploying") === "true";
+        if (deploying) hideRefresh();
+        if (!deploying && announce) {
+          var failed = /:failed:/.test(next.getAttribute("data-app-state") || "");
+          announce.textContent = failed ? "The deploy failed." : "The deploy is live.";
         }
       });
     };
@@ -121,7 +125,7 @@ export const CLIENT_SCRIPT = `"use strict";
     var tick = function () {
       get(appSrc).then(function (res) { return res.json(); }).then(function (app) {
         return followLog().then(function () {
-          return stateOf(app) !== box.getAttribute("data-app-state") ? redraw(app) : undefined;
+          return stateOf(app) !== box.getAttribute("data-app-state") ? redraw() : undefined;
         }).then(function () { return app; });
       }).then(function (app) {
         if (app.deploy_in_progress) later();
@@ -136,9 +140,118 @@ export const CLIENT_SCRIPT = `"use strict";
     setTimeout(tick, delay);
   }
 
+  // The Custom domains section: a countdown to each domain's next check; once one is due, the
+  // section is fetched again (every 2 s until the check has run) and redrawn, keeping the text
+  // typed in the add form.
+  function liveDomains() {
+    var box = document.getElementById("domains");
+    if (!box) return;
+    var hideRefresh = function () {
+      box.querySelectorAll("[data-domains-refresh]").forEach(function (link) { link.hidden = true; });
+    };
+    var left = function (ms) {
+      var s = Math.max(0, Math.ceil(ms / 1000));
+      return s >= 60 ? "in " + Math.floor(s / 60) + " min " + (s % 60) + " s" : "in " + s + " s";
+    };
+    // Badge changes are said once through the page's status line (the countdowns are not).
+    var badges = function () {
+      var seen = {};
+      box.querySelectorAll("[data-domain]").forEach(function (item) {
+        var badge = item.querySelector("[data-domain-status]");
+        if (badge) seen[item.getAttribute("data-domain")] = badge.getAttribute("data-domain-status");
+      });
+      return seen;
+    };
+    var announce = function (before, after) {
+      var status = document.querySelector("[data-domains-announce]");
+      var changed = Object.keys(after).filter(function (name) { return before[name] && before[name] !== after[name]; });
+      if (status && changed.length > 0) {
+        status.textContent = changed.map(function (name) { return name + ": " + after[name]; }).join(". ");
+      }
+    };
+    var lastRefresh = 0;
+    var refreshing = false;
+    var redraw = function () {
+      refreshing = true;
+      lastRefresh = Date.now();
+      fetch(location.pathname, { credentials: "same-origin", cache: "no-store" })
+        .then(function (res) { return res.ok ? res.text() : Promise.reject(res.status); })
+        .then(function (html) {
+          var next = new DOMParser().parseFromString(html, "text/html").getElementById("domains");
+          if (!next) return;
+          var input = document.getElementById("f-hostname");
+          var typed = input ? input.value : "";
+          var focused = input !== null && document.activeElement === input;
+          var before = badges();
+          box.innerHTML = next.innerHTML;
+          announce(before, badges());
+          var fresh = document.getElementById("f-hostname");
+          if (fresh) {
+            fresh.value = typed;
+            if (focused) fresh.focus();
+          }
+          localDates(box);
+          copyButtons(box);
+          hideRefresh();
+          tick();
+        })
+        .then(function () { refreshing = false; }, function () { refreshing = false; });
+    };
+    var tick = function () {
+      var due = false;
+      box.querySelectorAll("[data-countdown]").forEach(function (el) {
+        var ms = Date.parse(el.getAttribute("data-countdown")) - Date.now();
+        if (ms <= 0) {
+          el.textContent = "checking now";
+          due = true;
+        } else el.textContent = left(ms);
+      });
+      if (due && !refreshing && Date.now() - lastRefresh >= 2000) redraw();
+    };
+    hideRefresh();
+    tick();
+    setInterval(tick, 1000);
+  }
+
+  // The Environment section: Add variable adds an empty row in place instead of a round trip, so
+  // what was typed in the other rows stays as it is.
+  function envRows() {
+    var form = document.querySelector("form.env-rows");
+    if (!form) return;
+    var count = form.querySelector("input[name=rows]");
+    var add = form.querySelector("button[name=action][value=add]");
+    var rows = form.querySelectorAll("fieldset.env-row");
+    if (!count || !add || rows.length === 0) return;
+    add.addEventListener("click", function (event) {
+      event.preventDefault();
+      var all = form.querySelectorAll("fieldset.env-row");
+      var last = all[all.length - 1];
+      var n = Number(count.value);
+      var row = last.cloneNode(true);
+      row.setAttribute("data-env-row", String(n));
+      row.querySelector("legend").textContent = "Variable " + (n + 1);
+      row.querySelectorAll(".env-row-errors").forEach(function (el) { el.remove(); });
+      row.querySelectorAll("input, textarea, label[for]").forEach(function (el) {
+        ["id", "for", "name"].forEach(function (attr) {
+          var value = el.getAttribute(attr);
+          if (value) el.setAttribute(attr, value.replace(/[0-9]+$/, String(n)));
+        });
+        el.removeAttribute("aria-invalid");
+        el.removeAttribute("aria-describedby");
+        if (el.type === "checkbox") el.checked = false;
+        else if (el.tagName !== "LABEL") el.value = "";
+      });
+      last.after(row);
+      count.value = String(n + 1);
+      row.querySelector("input[type=text]").focus();
+    });
+  }
+
   localDates(document);
   copyButtons(document);
   liveExports();
   liveApp();
+  liveDomains();
+  envRows();
 })();
 `;

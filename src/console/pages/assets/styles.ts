@@ -122,11 +122,35 @@ button[disabled] { cursor: default; filter: none; opacity: .7; }
 .plan-form { margin-top: 16px; padding-top: 16px; border-top: 1px solid var(--line); }
 .plan-form .field { flex: 0 1 auto; }
 .failure-panel { background: #fef3f2; border: 1px solid #f5b8b1; border-left: 5px solid var(--danger); border-radius: var(--radius); padding: 16px 20px; margin: 0 0 20px; color: #7a1a12; }
-.failure-panel h2 { color: var(--danger); margin-bottom: 6px; }
+.failure-panel h2, .failure-panel h3 { color: var(--danger); margin-bottom: 6px; }
 .failure-panel p { margin: 6px 0 0; }
 .failure-panel .failure-message { white-space: pre-line; color: var(--ink); }
 .failure-panel a { color: var(--danger); font-weight: 600; }
 pre.log { background: #0f172a; color: #e2e8f0; border-radius: 6px; padding: 14px 16px; margin: 0; max-height: 70vh; overflow: auto; white-space: pre-wrap; word-break: break-word;
   font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .84em; line-height: 1.45; }
 pre.log:focus-visible { outline-color: #93b4ff; }
+/* Custom domains */
+.badge.domain-active { background: #ecfdf3; border-color: #a6e7c1; color: var(--ok); }
+.badge.domain-pending, .badge.domain-verifying { background: #fff7e6; border-color: #f3c77a; color: var(--warn); }
+.badge.domain-error { background: #fef3f2; border-color: #f5b8b1; color: var(--danger); }
+ul.domains { list-style: none; padding: 0; margin: 0 0 16px; }
+li.domain { border: 1px solid var(--line); border-radius: var(--radius); padding: 12px 16px; margin: 0 0 12px; }
+li.domain h3 { margin: 0; font-size: 1.05em; word-break: break-all; }
+li.domain .facts { margin: 8px 0; }
+.domain-reason { color: var(--danger); margin: 4px 0 8px; }
+.dns-record .copy-row { display: flex; gap: 8px; align-items: center; }
+.dns-record input { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; min-width: 16em; }
+/* Billing */
+.billing-hints { list-style: none; padding: 10px 0 0; margin: 8px 0 0; border-top: 1px solid var(--line); font-size: .9em; color: var(--muted); }
+.billing-hints li { margin: 2px 0; }
+.billing-hints strong { color: var(--ink); }
+.balance { font-size: 1.8em; margin: 0 0 8px; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.credit { color: var(--ok); }
+fieldset.env-row { border: none; border-bottom: 1px solid var(--line, #e4e7ec); padding: 0 0 10px; margin: 0 0 10px; display: grid; grid-template-columns: minmax(140px, 1fr) 2fr auto; gap: 4px 12px; align-items: start; }
+fieldset.env-row .field { margin: 0; }
+fieldset.env-row textarea { min-height: 38px; font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+.env-remove { align-self: end; padding-bottom: 8px; white-space: nowrap; }
+.env-row-errors, .env-paste-errors { grid-column: 1 / -1; padding-left: 18px; }
+.env-paste fieldset.plans label { display: block; }
 `;

@@ -1,0 +1,77 @@
+import { Hono, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { eq } from "drizzle-orm";
+import { z } from "zod";
+import { timingSafeEqual } from "../auth/password";
+import { addCredit, walletBalance } from "../billing/ledger";
+import { database } from "../db/client";
+import { accounts } from "../db/schema";
+import { ADDRESS_FAILURES, checkAllowance, clientAddress, spendAllowance } from "../http/auth-limits";
+import type { AppEnv } from "../http/context";
+import { ApiError, notFound } from "../http/errors";
+import type { RatePolicy } from "../http/gcra";
+import { log } from "../http/log";
+import { readJson } from "../http/validate";
+import { iso } from "../lib/time";
+
+/**
+ * Operator routes: how money gets into a wallet (there is no payment processor). Guarded by
+ * `Authorization: Bearer <OPERATOR_TOKEN>`; failures are limited per client address before the
+ * token is compared, and no token is ever logged.
+ */
+
+/** Largest single credit, so a typo of a few extra digits is refused: 10,000,000 DA. */
+export const MAX_CREDIT_DA = 10_000_000;
+
+export const CreditRequest = z.object({
+  amount: z
+    .number({ message: "Send the amount in whole DA." })
+    .int("The amount is whole DA: no fractions.")
+    .min(1, "The amount must be at least 1 DA.")
+    .max(MAX_CREDIT_DA, `The amount can be at most ${MAX_CREDIT_DA.toLocaleString("en-US")} DA at once.`),
+  note: z.string({ message: "Say what the credit is for in `note`." }).trim().min(1, "Say what the credit is for in `note`.").max(200, "Use at most 200 characters for the note."),
+});
+
+const encoder = new TextEncoder();
+
+function operatorAuth(): MiddlewareHandler<AppEnv> {
+  return async function operatorAuth(c, next) {
+    const keys: [string, RatePolicy][] = [[`auth-ip:${clientAddress(c)}`, ADDRESS_FAILURES]];
+    await checkAllowance(c, keys);
+    const expected = c.get("config").OPERATOR_TOKEN;
+    const given = /^Bearer (\S+)$/i.exec(c.req.header("Authorization") ?? "")?.[1] ?? "";
+    const ok = expected !== "" && given.length === expected.length && timingSafeEqual(encoder.encode(given), encoder.encode(expected));
+    if (!ok) {
+      await spendAllowance(c, keys);
+      log("warn", "operator call refused", { reason: expected === "" ? "OPERATOR_TOKEN is not set" : given ? "wrong token" : "no token" });
+      throw new ApiError("UNAUTHORIZED", "The operator token is required: send `Authorization: Bearer <OPERATOR_TOKEN>`.");
+    }
+    await next();
+  };
+}
+
+async function findAccount(env: Env, idOrEmail: string): Promise<{ id: string; email: string } | undefined> {
+  const column = idOrEmail.includes("@") ? accounts.email : accounts.id;
+  return database(env).select({ id: accounts.id, email: accounts.email }).from(accounts).where(eq(column, idOrEmail.trim().toLowerCase())).get();
+}
+
+const OPERATOR_BODY_BYTES = 16 * 1024;
+const operatorBodyLimit = bodyLimit({
+  maxSize: OPERATOR_BODY_BYTES,
+  onError: () => {
+    throw new ApiError("PAYLOAD_TOO_LARGE", `The request body is larger than ${OPERATOR_BODY_BYTES / 1024} KiB.`);
+  },
+});
+
+// Guards on the route itself, so a wrong method still gets the derived 405.
+export const adminRoutes = new Hono<AppEnv>().post("/accounts/:account/credits", operatorAuth(), operatorBodyLimit, async (c) => {
+  const { amount, note } = await readJson(c, CreditRequest);
+  const account = await findAccount(c.env, decodeURIComponent(c.req.param("account")));
+  if (!account) throw notFound("No account with this id or email exists.");
+  const { now, uuid } = c.get("deps");
+  const at = now();
+  const id = uuid();
+  await addCredit(c.env, { id, accountId: account.id, amount, note, at });
+  log("info", "wallet credited", { account_id: account.id, amount });
+  return c.json({ id, account_id: account.id, amount, note, at: iso(at), balance: await walletBalance(c.env, account.id), currency: "DA" }, 201);
+});

@@ -1,0 +1,90 @@
+import { desc, eq, sql } from "drizzle-orm";
+import { database } from "../db/client";
+import { ledgerEntries } from "../db/schema";
+import { iso } from "../lib/time";
+
+/**
+ * The wallet: an append-only ledger per account, in whole DA. The balance is the sum of the
+ * entries; nothing else holds money. Every query of `ledger_entries` is here.
+ */
+
+export const CURRENCY = "DA";
+
+export async function walletBalance(env: Env, accountId: string): Promise<number> {
+  const row = await database(env)
+    .select({ balance: sql<number>`coalesce(sum(${ledgerEntries.amount}), 0)` })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.accountId, accountId))
+    .get();
+  return row?.balance ?? 0;
+}
+
+export interface LedgerEntryView {
+  id: string;
+  at: string;
+  amount: number;
+  kind: "credit" | "charge";
+  app_id: string | null;
+  app_name: string | null;
+  period_start: string | null;
+  period_end: string | null;
+  description: string;
+}
+
+export async function listEntries(env: Env, accountId: string, limit = 200): Promise<LedgerEntryView[]> {
+  const rows = await database(env)
+    .select()
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.accountId, accountId))
+    .orderBy(desc(ledgerEntries.at), sql`rowid desc`)
+    .limit(limit);
+  return rows.map((r) => ({
+    id: r.id,
+    at: iso(r.at),
+    amount: r.amount,
+    kind: r.kind,
+    app_id: r.appId,
+    app_name: r.appName,
+    period_start: r.periodStart === null ? null : iso(r.periodStart),
+    period_end: r.periodEnd === null ? null : iso(r.periodEnd),
+    description: r.description,
+  }));
+}
+
+export async function addCredit(env: Env, input: { id: string; accountId: string; amount: number; note: string; at: number }): Promise<void> {
+  await database(env)
+    .insert(ledgerEntries)
+    .values({ id: input.id, accountId: input.accountId, at: input.at, amount: input.amount, kind: "credit", description: input.note });
+}
+
+export interface ChargeEntry {
+  accountId: string;
+  appId: string;
+  appName: string;
+  amount: number;
+  periodStart: number;
+  periodEnd: number;
+  description: string;
+  at: number;
+}
+
+/**
+ * A charge and the change it pays for in one D1 batch (a transaction): the charge row is written
+ * only if the wallet covers it at that moment, and every statement `then` returns must hold
+ * `EXISTS (SELECT 1 FROM ledger_entries WHERE id = <entry id>)` in its condition, so either all
+ * land or none. The unique (app, period start) index makes a second charge of one period fail the
+ * insert, so a renewal fired twice charges once. Resolves false when nothing was written.
+ */
+export async function chargeWith(env: Env, entry: ChargeEntry, then: (entryId: string) => D1PreparedStatement[]): Promise<boolean> {
+  const id = crypto.randomUUID();
+  const insert = env.DB.prepare(
+    `INSERT OR IGNORE INTO ledger_entries (id, account_id, at, amount, kind, app_id, app_name, period_start, period_end, description)
+     SELECT ?1, ?2, ?3, ?4, 'charge', ?5, ?6, ?7, ?8, ?9
+     WHERE (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE account_id = ?2) >= ?10`,
+  ).bind(id, entry.accountId, entry.at, -entry.amount, entry.appId, entry.appName, entry.periodStart, entry.periodEnd, entry.description, entry.amount);
+  const [inserted] = await env.DB.batch([insert, ...then(id)]);
+  return inserted?.meta.changes === 1;
+}
+
+/** The condition every statement paid for by a charge carries. */
+export const PAID_BY = "EXISTS (SELECT 1 FROM ledger_entries WHERE id = ?)";

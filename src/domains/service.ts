@@ -1,0 +1,82 @@
+import type { AppRow } from "../apps/store";
+import { getConfig } from "../config";
+import { describeError, log } from "../http/log";
+import { domainChecker, serviceTargets } from "./checker";
+import { checkHostname } from "./hostname";
+import { type AddRefusal, ADD_REFUSALS, addRefusal, planChangeRefusal } from "./refusals";
+import { type DomainRow, type DomainView, countDomains, deleteDomain, getDomainById, insertDomainWithinLimit, isHostnameTaken, listDomains, viewDomain } from "./store";
+
+/**
+ * Custom domains of an app, shared by the console's JSON routes and its pages: add (with the
+ * spec's refusals), Verify now, remove, and what app deletion and plan changes need.
+ */
+
+export type AddOutcome = { ok: true; domain: DomainRow } | { ok: false; code: "INVALID_REQUEST"; message: string } | ({ ok: false } & AddRefusal);
+
+/** The service's own domains, under which no custom domain may be added. */
+export function ownDomains(env: Env, consoleHost: string): string[] {
+  const config = getConfig(env);
+  return [config.APPS_DOMAIN, config.CUSTOM_DOMAIN_TARGET, consoleHost.replace(/:\d+$/, "")].filter((d) => d !== "");
+}
+
+/**
+ * Adds a `Pending DNS` domain and starts its timer (first re-check DOMAIN_RECHECK_SECONDS later).
+ * The limit of 3 and the hostname's uniqueness are kept by the insert itself, so concurrent adds
+ * cannot pass them together.
+ */
+export async function addDomain(env: Env, input: { app: AppRow; hostname: string; consoleHost: string; id: string; now: number }): Promise<AddOutcome> {
+  const checked = checkHostname(input.hostname, ownDomains(env, input.consoleHost));
+  if (!checked.ok) return { ok: false, code: "INVALID_REQUEST", message: checked.message };
+  const hostname = checked.hostname;
+  const refusal = addRefusal({
+    appStatus: input.app.status,
+    plan: input.app.plan,
+    domainCount: await countDomains(env, input.app.id),
+    hostnameTaken: await isHostnameTaken(env, hostname),
+  });
+  if (refusal) return { ok: false, ...refusal };
+  const firstCheckAt = input.now + getConfig(env).DOMAIN_RECHECK_SECONDS * 1000;
+  const inserted = await insertDomainWithinLimit(env, { id: input.id, hostname, appId: input.app.id, createdAt: input.now, nextCheckAt: firstCheckAt });
+  if (inserted === "limit") return { ok: false, code: "DOMAIN_LIMIT", message: ADD_REFUSALS.DOMAIN_LIMIT };
+  if (inserted === "taken") return { ok: false, code: "DOMAIN_TAKEN", message: ADD_REFUSALS.DOMAIN_TAKEN };
+  await domainChecker(env, input.id).track({ domainId: input.id, hostname, firstCheckAt });
+  return { ok: true, domain: (await getDomainById(env, input.id))! };
+}
+
+/** `Verify now`: the check runs at once; returns the domain as it is afterwards. */
+export async function verifyDomain(env: Env, domain: DomainRow): Promise<DomainRow> {
+  await domainChecker(env, domain.id).verifyNow();
+  return (await getDomainById(env, domain.id)) ?? domain;
+}
+
+/**
+ * Remove: the row goes first, so the hostname stops answering for the app at once; then the timer
+ * is cancelled and the provider told. The app is not touched.
+ */
+export async function removeDomain(env: Env, domain: DomainRow): Promise<void> {
+  await deleteDomain(env, domain.id);
+  await domainChecker(env, domain.id)
+    .remove()
+    .catch((err: unknown) => log("warn", "custom domain timer not cancelled", { domain_id: domain.id, ...describeError(err) }));
+}
+
+/** Deleting an app removes its domains (called by the app's delete before its record goes). */
+export async function removeAppDomains(env: Env, appId: string): Promise<void> {
+  for (const domain of await listDomains(env, appId)) await removeDomain(env, domain);
+}
+
+/** Issue 15: a plan without custom domains is refused while the app has some, naming them. */
+export async function planChangeBlocked(env: Env, appId: string, plan: string): Promise<{ outcome: "refused"; code: "PLAN_REQUIRED"; message: string } | null> {
+  const refusal = planChangeRefusal(plan, (await listDomains(env, appId)).map((d) => d.hostname));
+  return refusal && { outcome: "refused", ...refusal };
+}
+
+/** An app's domains as the JSON routes and pages show them. */
+export async function viewAppDomains(env: Env, app: AppRow): Promise<DomainView[]> {
+  const targets = serviceTargets(env, app.subdomain);
+  return (await listDomains(env, app.id)).map((row) => viewDomain(row, targets));
+}
+
+export function viewOne(env: Env, app: AppRow, row: DomainRow): DomainView {
+  return viewDomain(row, serviceTargets(env, app.subdomain));
+}

@@ -1,0 +1,114 @@
+import { eq } from "drizzle-orm";
+import { type AppRow, getApp } from "../apps/store";
+import { launchInstance } from "../apps/launch";
+import type { PlanId } from "../apps/plans";
+import { getConfig } from "../config";
+import { database } from "../db/client";
+import { apps } from "../db/schema";
+import { describeError, log } from "../http/log";
+import { runtimeFromUrl } from "../runtime";
+import { sameVariables } from "./diff";
+import type { EnvVariable } from "./rules";
+import { launchEnv, readEnv, writeEnv } from "./store";
+
+/**
+ * Saving a variable set (SPEC.md, contract items 5-6 and "Console save conflicts"), run by the
+ * app's AppController with its change mark held. No value is ever put in a log line.
+ */
+
+export const ENV_CHANGED_MESSAGE = "Environment variables changed. Refresh and re-apply your changes.";
+/** A set whose new instance has not taken over by then is recorded as failed (its run was lost). */
+export const ENV_APPLY_DEADLINE_MS = 10 * 60 * 1000;
+
+/** `stored`: kept for the next deploy; `applying`: a new instance is taking over; `unchanged`: identical. */
+export type EnvEffect = "stored" | "applying" | "unchanged";
+
+export type EnvSaveResult =
+  | { outcome: "saved"; version: number; effect: EnvEffect }
+  | { outcome: "refused"; code: "ENV_CHANGED" | "DEPLOY_IN_PROGRESS" | "NOT_FOUND"; message: string };
+
+/** Runs the switch to a new instance; settles once it is over, whatever happened (it never rejects). */
+export type EnvApplyRunner = () => Promise<void>;
+
+/** After the first deploy: the app has an instance serving, from an image a new one can start from. */
+function isServing(app: AppRow): boolean {
+  return app.status === "running" && app.image !== null && app.port !== null && app.liveDeployId !== null;
+}
+
+/**
+ * Writes the set unless it is stale (ENV_CHANGED, nothing written) or identical (no new version).
+ * When the app is serving, returns the run that starts the new instance, for the caller to start.
+ */
+export async function saveEnvSet(
+  env: Env,
+  input: { appId: string; version: number; variables: EnvVariable[]; now: number },
+  options: { drainMs: number },
+): Promise<
+  | Extract<EnvSaveResult, { outcome: "refused" }>
+  | { outcome: "saved"; version: number; effect: "stored" | "unchanged" }
+  | { outcome: "saved"; version: number; effect: "applying"; apply: EnvApplyRunner }
+> {
+  const app = await getApp(env, input.appId);
+  const current = app && (await readEnv(env, app.id));
+  if (!app || !current) return { outcome: "refused", code: "NOT_FOUND", message: "No app with this id exists in your account." };
+  if (current.version !== input.version) return { outcome: "refused", code: "ENV_CHANGED", message: ENV_CHANGED_MESSAGE };
+  if (sameVariables(current.variables, input.variables)) return { outcome: "saved", version: current.version, effect: "unchanged" };
+  const version = current.version + 1;
+  await writeEnv(env, app.id, version, input.variables);
+  log("info", "environment variables saved", { app_id: app.id, version, count: input.variables.length });
+  if (!isServing(app)) return { outcome: "saved", version, effect: "stored" };
+  return { outcome: "saved", version, effect: "applying", apply: () => applyEnv(env, app.id, version, options) };
+}
+
+/**
+ * Starts a second instance from the live image with the saved set, waits for its check, switches
+ * traffic to it, then stops the old one after it drains. A failed check leaves the old one serving
+ * and records the failure with the check's log for the app page.
+ */
+export async function applyEnv(env: Env, appId: string, version: number, options: { drainMs: number }): Promise<void> {
+  const lines: string[] = [];
+  const fail = (message: string) =>
+    database(env)
+      .update(apps)
+      .set({ envFailure: { version, message, log: lines.join("\n"), at: Date.now() } })
+      .where(eq(apps.id, appId));
+  try {
+    const app = await getApp(env, appId);
+    const runtime = runtimeFromUrl(getConfig(env).RUNTIME_URL);
+    if (!app || !isServing(app)) return;
+    if (!runtime) return void (await fail("No container engine is configured, so no instance with the new variables could be started."));
+    const variables = await launchEnv(env, appId);
+    const launched = await launchInstance(
+      runtime,
+      { appId, image: app.image!, port: app.port!, portReason: app.portReason ?? "", plan: app.plan as PlanId, env: variables.env, deployId: app.liveDeployId! },
+      { probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS, log: async (text) => void lines.push(text) },
+    );
+    if (!launched.ok) {
+      log("info", "environment variables not applied: the new instance failed its check", { app_id: appId, version, kind: launched.kind });
+      return void (await fail(launched.message));
+    }
+    await database(env)
+      .update(apps)
+      .set({ instanceId: launched.instance.id, instanceUrl: launched.instance.url, envAppliedVersion: variables.version })
+      .where(eq(apps.id, appId));
+    log("info", "environment variables applied", { app_id: appId, version: variables.version });
+    if (app.instanceId) {
+      await new Promise((r) => setTimeout(r, options.drainMs));
+      await runtime.remove(app.instanceId).catch((err: unknown) => log("warn", "old instance not removed", { instance_id: app.instanceId, ...describeError(err) }));
+    }
+  } catch (err) {
+    log("warn", "environment variables not applied", { app_id: appId, version, error_name: err instanceof Error ? err.name : "unknown" });
+    await fail("The new instance could not be started on our side; the running instance keeps the previous variables. Redeploy to start one with the saved variables.").catch(() => undefined);
+  }
+}
+
+/** The deadline passed with no report: the set is recorded as not applied. */
+export async function envApplyTimedOut(env: Env, appId: string, now: number): Promise<void> {
+  const app = await getApp(env, appId);
+  if (!app || app.envAppliedVersion >= app.envVersion) return;
+  log("warn", "environment variable switch passed its deadline", { app_id: appId, version: app.envVersion });
+  await database(env)
+    .update(apps)
+    .set({ envFailure: { version: app.envVersion, message: "The new instance did not take over in time; the running instance keeps the previous variables.", log: "", at: now } })
+    .where(eq(apps.id, appId));
+}
