@@ -6,7 +6,7 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppsStack, httpdApp, repository, startAppsStack } from "../e2e/apps-harness";
+import { type AppsStack, creditAccount, httpdApp, repository, startAppsStack } from "../e2e/apps-harness";
 import { launchChromium, openPage, screenshot } from "./browser";
 
 let stack: AppsStack;
@@ -36,6 +36,8 @@ describe("custom domains in Chromium", () => {
     await page.getByLabel("Password").fill("correct horse battery");
     await page.getByRole("button", { name: "Create account" }).click();
     await page.waitForURL(/\/console\/databases$/);
+    // The operator credits the wallet, so the first deploy below can be charged.
+    await creditAccount(stack.worker.url, `domains-browser-${run}@example.com`, 10_000);
 
     const repo = await repository(stack, `store-${run}`, httpdApp("<h1>Store</h1>\n"));
     await page.goto(`${stack.worker.url}/console/apps/new`);

@@ -30,7 +30,7 @@ async function runningApp(client: PageClient, plan: string): Promise<{ id: strin
 
 describe("console pages: custom domains", { timeout: 30_000 }, () => {
   it("adds a domain, shows it Pending DNS with its record, Verify now gives Error with the reason, a later check Verifying…, Remove after confirming", async () => {
-    const client = await signedUpPage();
+    const client = await signedUpPage(undefined, { credit: 100_000 });
     const { id, subdomain } = await runningApp(client, "starter");
     const empty = await client.page(`/console/apps/${id}`);
     expect(empty).toContain('<h2 id="domains-heading">Custom domains</h2>');
@@ -82,7 +82,7 @@ describe("console pages: custom domains", { timeout: 30_000 }, () => {
   });
 
   it("says under the field why a Lite app cannot have a custom domain", async () => {
-    const client = await signedUpPage();
+    const client = await signedUpPage(undefined, { credit: 100_000 });
     const { id } = await runningApp(client, "lite");
     const page = await client.page(`/console/apps/${id}`);
     expect(page).toContain('<p class="hint">Custom domains are available on the Starter plan and above.</p>');
