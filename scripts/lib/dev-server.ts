@@ -36,10 +36,14 @@ export function ensureDevVars(path = join(ROOT, ".dev.vars")): string[] {
   return added.map(([name]) => name);
 }
 
-/** One variable of `.dev.vars` (quotes removed), or undefined. */
+/** Ends every `.dev.vars` line npm start writes for its own run, so they are told from the operator's. */
+export const WRITTEN_BY_NPM_START = "# written by npm start";
+
+/** One variable of `.dev.vars` as the operator set it (quotes removed; npm start's own lines are not read), or undefined. */
 export function readDevVar(name: string, path = join(ROOT, ".dev.vars")): string | undefined {
   if (!existsSync(path)) return undefined;
   for (const line of readFileSync(path, "utf8").split("\n")) {
+    if (line.endsWith(WRITTEN_BY_NPM_START)) continue;
     const match = /^\s*([A-Z0-9_]+)\s*=\s*(.*?)\s*$/.exec(line);
     if (match?.[1] === name) return match[2]!.replace(/^(["'])(.*)\1$/, "$2");
   }

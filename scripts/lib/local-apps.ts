@@ -7,10 +7,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEFAULT_DEV_DNS_PORT, startDevDns } from "../dev-dns";
 import { DEFAULT_DEV_FORGE_PORT, createRepository, startDevForge } from "../dev-forge";
+import { WRITTEN_BY_NPM_START, readDevVar } from "./dev-server";
 import { DEFAULT_DOCKER_SOCKET, dockerSocketAvailable, startDockerForwarder } from "./docker-forwarder";
 
 /** Lines `npm start` writes itself end with this, so the next start replaces them. */
-const MARK = "# written by npm start";
+const MARK = WRITTEN_BY_NPM_START;
 
 export interface LocalEngine {
   /** The engine address the Worker gets, or "" when there is none. */
@@ -24,12 +25,6 @@ function readVars(path: string): string[] {
   return existsSync(path) ? readFileSync(path, "utf8").split("\n") : [];
 }
 
-/** RUNTIME_URL as the operator set it in `.dev.vars` (not a line npm start wrote). */
-function givenRuntimeUrl(lines: string[]): string | null {
-  const line = lines.find((l) => /^RUNTIME_URL\s*=/.test(l) && !l.endsWith(MARK));
-  return line ? line.replace(/^RUNTIME_URL\s*=\s*/, "").replace(/^"|"$/g, "").trim() : null;
-}
-
 /** Replaces npm start's own line for `name` in `.dev.vars` with the value of this run. */
 function writeMarkedVar(path: string, name: string, value: string): void {
   const kept = readVars(path).filter((l) => !(l.startsWith(`${name}=`) && l.endsWith(MARK)));
@@ -38,9 +33,8 @@ function writeMarkedVar(path: string, name: string, value: string): void {
 }
 
 export async function setUpLocalEngine(devVarsPath: string, socketPath = DEFAULT_DOCKER_SOCKET): Promise<LocalEngine> {
-  const lines = readVars(devVarsPath);
-  const given = givenRuntimeUrl(lines);
-  if (given !== null) {
+  const given = readDevVar("RUNTIME_URL", devVarsPath);
+  if (given !== undefined) {
     return { url: given, status: given ? `App deploys: on the engine at ${given} (RUNTIME_URL in .dev.vars)` : "App deploys: off (RUNTIME_URL is empty in .dev.vars)", close: async () => undefined };
   }
   if (!(await dockerSocketAvailable(socketPath))) {
@@ -108,9 +102,8 @@ export interface LocalDns {
  * taken through Pending DNS, Verifying… and Active on this machine.
  */
 export async function setUpLocalDns(devVarsPath: string, recordsFile: string, port = DEFAULT_DEV_DNS_PORT): Promise<LocalDns> {
-  const given = readVars(devVarsPath).find((l) => /^DNS_RESOLVER_URL\s*=/.test(l) && !l.endsWith(MARK));
-  if (given) {
-    const url = given.replace(/^DNS_RESOLVER_URL\s*=\s*/, "").replace(/^"|"$/g, "").trim();
+  const url = readDevVar("DNS_RESOLVER_URL", devVarsPath);
+  if (url) {
     return { resolverUrl: url, status: `Custom domains: DNS from ${url} (DNS_RESOLVER_URL in .dev.vars)`, close: async () => undefined };
   }
   if (!existsSync(recordsFile)) writeFileSync(recordsFile, `${JSON.stringify({ "shop.example.test": [] }, null, 2)}\n`);
