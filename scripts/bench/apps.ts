@@ -23,6 +23,7 @@ import { randomBytes } from "node:crypto";
 import { createRepository, startDevForge } from "../dev-forge";
 import { dockerSocketAvailable, startDockerForwarder } from "../lib/docker-forwarder";
 import { ROOT, generateSecrets, startDevServer } from "../lib/dev-server";
+import { creditAccount } from "../lib/seed";
 import { BENCH_IMAGE, BENCH_LABEL, appContainers, docker, cliCleanup, cliDeploy, dockerVersion, firstAnswer, get } from "./apps-docker";
 import type { BenchContext } from "./context";
 import { type LoadResult, percentile, runLoad, statusCounts } from "./load";
@@ -258,12 +259,7 @@ export async function runAppsBench(options: BenchOptions, { log, progress }: Out
     const email = `bench-apps-${runId}@example.com`;
     await session.json("POST", "/console/api/signup", { email, password: "bench-password-1" });
     // The first deploy is charged (billing rule 1): the operator credits the bench account first.
-    const credited = await fetch(`${worker.url}/admin/api/accounts/${encodeURIComponent(email)}/credits`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${secrets.OPERATOR_TOKEN}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ amount: 100_000, note: "Benchmark credit" }),
-    });
-    if (credited.status !== 201) throw new Error(`crediting the bench account answered ${credited.status}`);
+    await creditAccount(worker.url, secrets.OPERATOR_TOKEN, email, 100_000, "Benchmark credit");
     app = await session.json<AppJson>("POST", "/console/api/apps", { name: "Bench httpd", repository: repo, subdomain: `bench-${runId}`, plan: PLAN });
     const proxy = { url: `http://127.0.0.1:${worker.port}/`, host: `${app.hostname}:${worker.port}` };
     log(`App ${app.id} at http://${proxy.host}/ from ${repo}`);

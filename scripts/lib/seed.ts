@@ -102,11 +102,16 @@ export async function seedDemo(base: string, operatorToken?: string): Promise<De
 async function seedCredit(base: string, api: Console, operatorToken: string): Promise<number> {
   const wallet = await api.ok<{ balance: number; entries: { kind: string }[] }>("GET", "/console/api/wallet");
   if (wallet.entries.some((e) => e.kind === "credit")) return wallet.balance;
-  const res = await fetch(`${base}/admin/api/accounts/${encodeURIComponent(DEMO_EMAIL)}/credits`, {
+  return creditAccount(base, operatorToken, DEMO_EMAIL, DEMO_CREDIT_DA, "Demo credit: one month of a Lite app");
+}
+
+/** Credits an account (by id or email) through the operator route; the wallet's balance after. */
+export async function creditAccount(base: string, operatorToken: string, account: string, amount: number, note: string): Promise<number> {
+  const res = await fetch(`${base}/admin/api/accounts/${encodeURIComponent(account)}/credits`, {
     method: "POST",
     headers: { Authorization: `Bearer ${operatorToken}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ amount: DEMO_CREDIT_DA, note: "Demo credit: one month of a Lite app" }),
+    body: JSON.stringify({ amount, note }),
   });
-  if (res.status !== 201) throw new Error(`the demo credit answered ${res.status}`);
+  if (res.status !== 201) throw new Error(`crediting ${account} answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { balance: number }).balance;
 }

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { type DevDns, startDevDns } from "../../scripts/dev-dns";
 import { createRepository, startDevForge } from "../../scripts/dev-forge";
+import { creditAccount as creditWallet } from "../../scripts/lib/seed";
 import { dockerSocketAvailable, startDockerForwarder } from "../../scripts/lib/docker-forwarder";
 import { ConsoleSession } from "./export-helpers";
 import { E2E_OPERATOR_TOKEN, type Worker, startWorker } from "./harness";
@@ -71,12 +72,7 @@ export function repository(stack: AppsStack, name: string, files: Record<string,
 
 /** Credits an account's wallet through the operator route. */
 export async function creditAccount(base: string, account: string, amount: number, note = "Test credit"): Promise<void> {
-  const res = await fetch(`${base}/admin/api/accounts/${encodeURIComponent(account)}/credits`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${E2E_OPERATOR_TOKEN}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ amount, note }),
-  });
-  if (res.status !== 201) throw new Error(`credit -> ${res.status} ${await res.text()}`);
+  await creditWallet(base, E2E_OPERATOR_TOKEN, account, amount, note);
 }
 
 /** A signed-up console session whose wallet holds `credit` DA (enough for many first deploys unless told). */
