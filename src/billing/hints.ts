@@ -1,6 +1,7 @@
 import { PLANS, type PlanId } from "../apps/plans";
 import type { AppStatus } from "../db/schema";
 import type { BillingView } from "./app-billing";
+import { formatDa } from "./rules";
 
 /**
  * What each app control will do to billing, said on the app page before it is pressed (issue 13,
@@ -20,7 +21,6 @@ export interface BillingHints {
   warning: string | null;
 }
 
-const da = (n: number) => `${n.toLocaleString("en-US")} DA`;
 const day = (iso: string) => iso.slice(0, 10);
 const label = (plan: string) => PLANS[plan as PlanId]?.label ?? plan;
 
@@ -30,9 +30,9 @@ export function billingHints(app: { status: AppStatus; plan: string; billing: Bi
   const plan = label(app.plan);
   if (!b.charged || b.period_end === null) {
     return {
-      summary: `Not charged yet. The first deploy charges ${da(price)} for a month of the ${plan} plan.`,
+      summary: `Not charged yet. The first deploy charges ${formatDa(price)} for a month of the ${plan} plan.`,
       // Rule 1: charged at the first deploy, not at creation.
-      deploy: `Deploy charges ${da(price)} now for the first month of the ${plan} plan, before the build starts.`,
+      deploy: `Deploy charges ${formatDa(price)} now for the first month of the ${plan} plan, before the build starts.`,
       stop: "Nothing is charged for this app yet.",
       start: "Nothing is charged for this app yet.",
       restart: "Restart charges nothing.",
@@ -44,21 +44,21 @@ export function billingHints(app: { status: AppStatus; plan: string; billing: Bi
   const until = day(b.period_end);
   const paid = b.price ?? price;
   const warning = b.payment_due
-    ? `Stopped: payment due. The renewal on ${day(b.stopped_since ?? b.period_end)} could not be paid; Start charges ${da(price)} for a fresh month from then.`
+    ? `Stopped: payment due. The renewal on ${day(b.stopped_since ?? b.period_end)} could not be paid; Start charges ${formatDa(price)} for a fresh month from then.`
     : app.status === "failed"
-      ? `The first month (${da(paid)}) was charged when Deploy was pressed; the paid period started then and runs until ${until} although the deploy failed.`
+      ? `The first month (${formatDa(paid)}) was charged when Deploy was pressed; the paid period started then and runs until ${until} although the deploy failed.`
       : null;
   return {
     summary: b.stopped_since
-      ? `${da(paid)} paid for the period from ${day(b.period_start!)}; stopped since ${day(b.stopped_since)}, so the period's end moves later by the time stopped.`
-      : `${da(paid)} paid for the period ${day(b.period_start!)} to ${until}; it renews then at ${da(price)}.`,
+      ? `${formatDa(paid)} paid for the period from ${day(b.period_start!)}; stopped since ${day(b.stopped_since)}, so the period's end moves later by the time stopped.`
+      : `${formatDa(paid)} paid for the period ${day(b.period_start!)} to ${until}; it renews then at ${formatDa(price)}.`,
     // Rule 2.
     deploy: "Redeploy charges nothing.",
     // Rule 3.
     stop: "While stopped, nothing is charged: the paid period's end moves later by exactly the time stopped.",
     // Rule 4, or a fresh period after payment was due.
     start: b.payment_due
-      ? `Start charges ${da(price)} for a fresh month of the ${plan} plan from that moment.`
+      ? `Start charges ${formatDa(price)} for a fresh month of the ${plan} plan from that moment.`
       : "Start charges nothing: the paid period's end moves later by the time the app was stopped.",
     restart: "Restart charges nothing.",
     // Rule 5.

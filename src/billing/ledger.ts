@@ -51,6 +51,12 @@ export async function listEntries(env: Env, accountId: string, limit = 200): Pro
   }));
 }
 
+/** The wallet as the console shows it: balance and entries, newest first. */
+export async function readWallet(env: Env, accountId: string): Promise<{ balance: number; currency: typeof CURRENCY; entries: LedgerEntryView[] }> {
+  const [balance, entries] = await Promise.all([walletBalance(env, accountId), listEntries(env, accountId)]);
+  return { balance, currency: CURRENCY, entries };
+}
+
 export async function addCredit(env: Env, input: { id: string; accountId: string; amount: number; note: string; at: number }): Promise<void> {
   await database(env)
     .insert(ledgerEntries)

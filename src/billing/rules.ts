@@ -41,7 +41,8 @@ export type BillingOutcome =
   | { ok: true; state: BillingState; charge: Charge | null; stopForPayment?: true }
   | { ok: false; code: "INSUFFICIENT_FUNDS"; message: string };
 
-const formatDa = (n: number) => `${n.toLocaleString("en-US")} DA`;
+/** An amount as the console and the refusals say it: `1,200 DA`. */
+export const formatDa = (n: number) => `${n.toLocaleString("en-US")} DA`;
 
 /** Rule 1's refusal, word for word from the issue. */
 export function insufficientFundsMessage(balance: number, price: number, planLabel: string): string {

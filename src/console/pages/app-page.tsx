@@ -1,5 +1,6 @@
 import type { AppView, DeployView } from "../../apps/store";
 import { billingHints } from "../../billing/hints";
+import { formatDa } from "../../billing/rules";
 import { AppStatusBadge, type SettingsValues, SettingsFields, planLabel } from "./app-components";
 import { ControlsCard } from "./app-controls";
 import { Csrf, DateTime } from "./components";
@@ -96,7 +97,7 @@ export function AppPage(props: AppPageProps) {
           <div>
             <dt>Plan</dt>
             <dd>
-              {planLabel(app.plan)} <span class="muted">({app.billing.next_price.toLocaleString("en-US")} DA a month)</span>
+              {planLabel(app.plan)} <span class="muted">({formatDa(app.billing.next_price)} a month)</span>
             </dd>
           </div>
           <div>

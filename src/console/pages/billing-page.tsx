@@ -1,13 +1,13 @@
 import { Hono } from "hono";
-import { CURRENCY, type LedgerEntryView, listEntries, walletBalance } from "../../billing/ledger";
+import { type LedgerEntryView, readWallet } from "../../billing/ledger";
+import { formatDa } from "../../billing/rules";
 import type { AppEnv } from "../../http/context";
 import { DateTime, EmptyState } from "./components";
 import { takeFlash } from "./flash";
 import { Layout, type Viewer, loadViewer, render } from "./layout";
 
-const da = (n: number) => `${n.toLocaleString("en-US")} ${CURRENCY}`;
 /** A signed amount as the ledger shows it: credits with +, charges with the minus sign. */
-const signed = (n: number) => (n > 0 ? `+${da(n)}` : `−${da(-n)}`);
+const signed = (n: number) => (n > 0 ? `+${formatDa(n)}` : `−${formatDa(-n)}`);
 
 function Ledger(props: { entries: LedgerEntryView[]; locale: string }) {
   return (
@@ -58,7 +58,7 @@ export function BillingPage(props: { viewer: Viewer; balance: number; entries: L
       <section class="card" aria-labelledby="wallet-heading">
         <h2 id="wallet-heading">Wallet</h2>
         <p class="balance" data-balance={String(props.balance)}>
-          <strong>{da(props.balance)}</strong>
+          <strong>{formatDa(props.balance)}</strong>
         </p>
         <p class="hint">
           An app is charged its plan's monthly price at its first deploy, and again at the end of each paid month while it runs.
@@ -79,7 +79,6 @@ export function BillingPage(props: { viewer: Viewer; balance: number; entries: L
 
 export const billingPages = new Hono<AppEnv>().get("/", async (c) => {
   await takeFlash(c);
-  const accountId = c.get("accountId")!;
-  const [balance, entries] = await Promise.all([walletBalance(c.env, accountId), listEntries(c.env, accountId)]);
+  const { balance, entries } = await readWallet(c.env, c.get("accountId")!);
   return render(c, <BillingPage viewer={await loadViewer(c)} balance={balance} entries={entries} />);
 });
