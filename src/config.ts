@@ -69,6 +69,12 @@ const ConfigSchema = z.object({
     }),
   PROBE_TIMEOUT_SECONDS: seconds("PROBE_TIMEOUT_SECONDS", 60),
   /**
+   * How long an app's instance has to send its response headers once the request has reached it;
+   * past that the proxy answers 504. Only the wait for headers: a streaming body is never cut.
+   * 100 s is the bound Cloudflare itself puts on an origin's first answer.
+   */
+  PROXY_HEADER_TIMEOUT_SECONDS: seconds("PROXY_HEADER_TIMEOUT_SECONDS", 100),
+  /**
    * SQL bytes one queue invocation of an export job dumps (and archive bytes it copies) before it
    * stores a checkpoint and leaves the rest to the next invocation. 1 GiB is about half of what
    * one invocation managed within the platform's limits (5 minutes CPU, 15 minutes wall).
@@ -151,6 +157,7 @@ export const SETTING_DEFAULTS = {
   RUNTIME_URL: "",
   APPS_DOMAIN: "localhost",
   PROBE_TIMEOUT_SECONDS: 60,
+  PROXY_HEADER_TIMEOUT_SECONDS: 100,
   EXPORT_INVOCATION_BYTES: 1024 ** 3,
   ...DOMAIN_SETTING_DEFAULTS,
 } as const;

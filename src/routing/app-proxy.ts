@@ -4,12 +4,10 @@ import type { AppEnv } from "../http/context";
 import { describeError, log } from "../http/log";
 import { customHostnameRoute } from "./custom-hosts";
 import { appSubdomainOf } from "./hosts";
+import { InstanceTimeout, fetchInstance } from "./instance-fetch";
 import { type Route, RouteCache } from "./route-cache";
 
-/** Headers that describe one hop and must not be passed on (RFC 9110, 7.6.1). */
-const HOP_BY_HOP = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer"];
-
-function notice(status: 404 | 502 | 503, title: string, text: string): Response {
+function notice(status: 404 | 502 | 503 | 504, title: string, text: string): Response {
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${title}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;margin:15vh auto;max-width:32rem;padding:0 1rem;color:#1f2328}h1{font-size:1.4rem}</style></head>
 <body><h1>${title}</h1><p>${text}</p></body></html>`;
@@ -46,6 +44,9 @@ async function lookUp(env: Env, target: Target): Promise<Lookup | null> {
  * hostname leads is remembered for a moment (route-cache.ts; custom domains are not, so a removal
  * takes effect at once); when a remembered instance does not answer, D1 is read again and the
  * request answered from what it says now (sent again to the new instance when it has no body).
+ * Headers are rewritten by forward-headers.ts; an instance that sends no response headers within
+ * PROXY_HEADER_TIMEOUT_SECONDS gets the 504 page (instance-fetch.ts), and nothing cuts an exchange
+ * once its headers are in.
  */
 export function appProxy(routes = new RouteCache()): MiddlewareHandler<AppEnv> {
   return async function appProxy(c, next) {
@@ -65,9 +66,12 @@ export function appProxy(routes = new RouteCache()): MiddlewareHandler<AppEnv> {
       if (subdomain !== null) routes.set(subdomain, route, now);
     }
     const hasBody = c.req.raw.body !== null;
+    const timeoutMs = c.get("config").PROXY_HEADER_TIMEOUT_SECONDS * 1000;
+    const forward = (instanceUrl: string) => fetchInstance(c.req.raw, c.req.header("Host"), instanceUrl, timeoutMs);
     try {
-      return await forward(c.req.raw, c.req.header("Host"), route.instanceUrl);
+      return await forward(route.instanceUrl);
     } catch (err) {
+      if (err instanceof InstanceTimeout) return tooSlow(route.appId, err);
       if (remembered && subdomain !== null) {
         routes.forget(subdomain);
         const fresh = await lookUp(c.env, target);
@@ -75,7 +79,7 @@ export function appProxy(routes = new RouteCache()): MiddlewareHandler<AppEnv> {
         if (fresh instanceof Response) return fresh;
         routes.set(subdomain, fresh, c.get("deps").now());
         if (fresh.instanceUrl !== route.instanceUrl && !hasBody) {
-          return forward(c.req.raw, c.req.header("Host"), fresh.instanceUrl).catch((again: unknown) => notAnswering(fresh.appId, again));
+          return forward(fresh.instanceUrl).catch((again: unknown) => (again instanceof InstanceTimeout ? tooSlow(fresh.appId, again) : notAnswering(fresh.appId, again)));
         }
       }
       return notAnswering(route.appId, err);
@@ -88,20 +92,7 @@ function notAnswering(appId: string, err: unknown): Response {
   return notice(502, "App not answering", "This app is running but did not answer. Try again in a moment.");
 }
 
-/** One request to the instance, with hop-by-hop headers dropped and the forwarding headers set. */
-async function forward(req: Request, hostHeader: string | undefined, instanceUrl: string): Promise<Response> {
-  const incoming = new URL(req.url);
-  const headers = new Headers(req.headers);
-  for (const name of HOP_BY_HOP) headers.delete(name);
-  headers.set("X-Forwarded-Host", hostHeader ?? incoming.host);
-  headers.set("X-Forwarded-Proto", incoming.protocol.replace(":", ""));
-  const client = req.headers.get("CF-Connecting-IP");
-  if (client) headers.set("X-Forwarded-For", client);
-  const res = await fetch(`${instanceUrl}${incoming.pathname}${incoming.search}`, {
-    method: req.method,
-    headers,
-    body: req.body,
-    redirect: "manual",
-  });
-  return new Response(res.body, res);
+function tooSlow(appId: string, err: InstanceTimeout): Response {
+  log("warn", "app instance answered too slowly", { app_id: appId, timeout_seconds: err.seconds });
+  return notice(504, "App took too long", `This app did not start answering within ${err.seconds} seconds. Try again in a moment.`);
 }

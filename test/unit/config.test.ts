@@ -22,6 +22,7 @@ describe("parseConfig", () => {
       RUNTIME_URL: "",
       APPS_DOMAIN: "localhost",
       PROBE_TIMEOUT_SECONDS: 60,
+      PROXY_HEADER_TIMEOUT_SECONDS: 100,
       EXPORT_INVOCATION_BYTES: 1073741824,
       DOMAIN_RECHECK_SECONDS: 45,
       DNS_RESOLVER_URL: "https://cloudflare-dns.com/dns-query",
