@@ -1,22 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { appendAddress, forwardHeaders, isWebSocketUpgrade } from "../../src/routing/forward-headers";
+import { type Hop, appendAddress, forwardHeaders, isWebSocketUpgrade } from "../../src/routing/forward-headers";
 
 // Issue 20, "Proxy": X-Forwarded-For is the incoming value with the address the Worker saw
 // appended; Forwarded and X-Real-IP from the client are dropped; X-Forwarded-Proto and
 // X-Forwarded-Host are set by us; headers named in Connection are removed (and the standard
 // hop-by-hop headers); the WebSocket Upgrade is forwarded.
 
-const hop = { host: "myapp.localhost:8787", proto: "http" as const, client: "203.0.113.9" };
+const hop: Hop = { host: "myapp.localhost:8787", proto: "http", client: "203.0.113.9" };
 
 /** The rewritten headers as a sorted list of [name, value]. */
-function rewrite(incoming: Record<string, string>, seen: Partial<typeof hop> = {}): Record<string, string> {
+function rewrite(incoming: Record<string, string>, seen: Partial<Hop> = {}): Record<string, string> {
   return Object.fromEntries([...forwardHeaders(new Headers(incoming), { ...hop, ...seen }).entries()]);
 }
 
 const OURS = { "x-forwarded-for": "203.0.113.9", "x-forwarded-proto": "http", "x-forwarded-host": "myapp.localhost:8787" };
 
 describe("forwardHeaders", () => {
-  it.each<[string, Record<string, string>, Partial<typeof hop>, Record<string, string>]>([
+  it.each<[string, Record<string, string>, Partial<Hop>, Record<string, string>]>([
     ["ordinary headers pass; ours are added", { accept: "text/html", cookie: "a=1" }, {}, { accept: "text/html", cookie: "a=1", ...OURS }],
     ["X-Forwarded-For: the client's chain, our address appended", { "x-forwarded-for": "198.51.100.1, 198.51.100.2" }, {}, { ...OURS, "x-forwarded-for": "198.51.100.1, 198.51.100.2, 203.0.113.9" }],
     ["X-Forwarded-For already ending with the address is not doubled", { "x-forwarded-for": "198.51.100.1,203.0.113.9" }, {}, { ...OURS, "x-forwarded-for": "198.51.100.1,203.0.113.9" }],
