@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { timingSafeEqual } from "../auth/password";
+import { creditOnce } from "../billing/credit-requests";
 import { addCredit, walletBalance } from "../billing/ledger";
 import { database } from "../db/client";
 import { accounts } from "../db/schema";
@@ -13,11 +14,17 @@ import type { RatePolicy } from "../http/gcra";
 import { log } from "../http/log";
 import { readJson } from "../http/validate";
 import { iso } from "../lib/time";
+import { readIdempotencyKey } from "./idempotency-key";
 
 /**
  * Operator routes: how money gets into a wallet (there is no payment processor). Guarded by
  * `Authorization: Bearer <OPERATOR_TOKEN>`; failures are limited per client address before the
  * token is compared, and no token is ever logged.
+ *
+ * A credit sent with an `Idempotency-Key` is written once per key: a retry with the same key and
+ * request gets the first call's reply (201, the same entry and balance, `Idempotent-Replayed:
+ * true`) and credits nothing; the key with another account, amount or note answers 422
+ * `IDEMPOTENCY_KEY_REUSED` (src/billing/credit-requests.ts).
  */
 
 /** Largest single credit, so a typo of a few extra digits is refused: 10,000,000 DA. */
@@ -65,12 +72,23 @@ const operatorBodyLimit = bodyLimit({
 
 // Guards on the route itself, so a wrong method still gets the derived 405.
 export const adminRoutes = new Hono<AppEnv>().post("/accounts/:account/credits", operatorAuth(), operatorBodyLimit, async (c) => {
+  const idempotency = readIdempotencyKey(c.req.header("Idempotency-Key"));
+  if (!idempotency.ok) throw new ApiError("INVALID_REQUEST", idempotency.message);
   const { amount, note } = await readJson(c, CreditRequest);
   const account = await findAccount(c.env, decodeURIComponent(c.req.param("account")));
   if (!account) throw notFound("No account with this id or email exists.");
   const { now, uuid } = c.get("deps");
   const at = now();
   const id = uuid();
+  if (idempotency.key !== null) {
+    const outcome = await creditOnce(c.env, idempotency.key, { id, accountId: account.id, amount, note, at });
+    if (outcome.kind === "reused") {
+      throw new ApiError("IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was already used for another credit (another account, amount or note). Use a new key for a new credit.");
+    }
+    if (outcome.replayed) c.header("Idempotent-Replayed", "true");
+    else log("info", "wallet credited", { account_id: account.id, amount });
+    return c.json(outcome.reply, 201);
+  }
   await addCredit(c.env, { id, accountId: account.id, amount, note, at });
   log("info", "wallet credited", { account_id: account.id, amount });
   return c.json({ id, account_id: account.id, amount, note, at: iso(at), balance: await walletBalance(c.env, account.id), currency: "DA" }, 201);

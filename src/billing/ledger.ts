@@ -63,6 +63,25 @@ export async function addCredit(env: Env, input: { id: string; accountId: string
     .values({ id: input.id, accountId: input.accountId, at: input.at, amount: input.amount, kind: "credit", description: input.note });
 }
 
+/**
+ * The insert of a credit entry for a D1 batch, written only when `onlyIf` (an SQL condition and
+ * its parameters) holds when the batch runs.
+ */
+export function creditStatement(
+  env: Env,
+  input: { id: string; accountId: string; amount: number; note: string; at: number },
+  onlyIf: { sql: string; params: unknown[] },
+): D1PreparedStatement {
+  return env.DB.prepare(`INSERT INTO ledger_entries (id, account_id, at, amount, kind, description) SELECT ?, ?, ?, ?, 'credit', ? WHERE ${onlyIf.sql}`).bind(
+    input.id,
+    input.accountId,
+    input.at,
+    input.amount,
+    input.note,
+    ...onlyIf.params,
+  );
+}
+
 export interface ChargeEntry {
   accountId: string;
   appId: string;

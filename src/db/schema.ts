@@ -284,4 +284,23 @@ export const ledgerEntries = sqliteTable(
   (t) => [index("ledger_account_idx").on(t.accountId, t.at), uniqueIndex("ledger_app_period_idx").on(t.appId, t.periodStart)],
 );
 
-export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains };
+/**
+ * Operator credits sent with an `Idempotency-Key`: the key, what was asked (to refuse the key with
+ * another request), the ledger entry it wrote and the reply the first call got, replayed to every
+ * later call with the key. Written in the same D1 batch as the entry. Owner:
+ * src/billing/credit-requests.ts.
+ */
+export const creditRequests = sqliteTable("credit_requests", {
+  key: text("key").primaryKey(),
+  accountId: text("account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  amount: integer("amount").notNull(),
+  note: text("note").notNull(),
+  entryId: text("entry_id").notNull(),
+  createdAt: integer("created_at").notNull(),
+  /** The first call's 201 body (JSON), filled in by the batch that wrote the entry. */
+  response: text("response"),
+});
+
+export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains, creditRequests };
