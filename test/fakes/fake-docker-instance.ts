@@ -13,9 +13,12 @@
  * - A command with no `httpd` exits after its echo lines (code from `exit`, else 0).
  * - httpd serves the image's files under `dir` (a directory gives its `index.html`); a file under
  *   `cgi-bin/` is answered with its `echo` lines expanded as above, read as CGI output (headers,
- *   blank line, body); `printf '<format>'` lines add their text with `\r`, `\n`, `\t` escapes.
+ *   blank line, body); `printf '<format>'` lines add their text with `\r`, `\n`, `\t` escapes;
+ *   `sleep N` lines (also `busybox sleep N`) pause the output for N seconds, headers or body, as
+ *   the real script would. As busybox httpd does, every request header reaches the script as
+ *   `HTTP_<NAME>` (upper case, `-` as `_`).
  */
-import { type Server, createServer } from "node:http";
+import { type Server, type ServerResponse, createServer } from "node:http";
 import { type Server as NetServer, createServer as createNetServer } from "node:net";
 import type { FakeFile } from "./fake-docker-build";
 import { normalize } from "./fake-docker-build";
@@ -98,8 +101,10 @@ export async function publish(
   const reachable = plan.httpd && plan.httpd.port === containerPort && (plan.httpd.host === "0.0.0.0" || plan.httpd.host === "");
   const server: Server | NetServer = reachable
     ? createServer((req, res) => {
-        const reply = serveFile(files, plan.httpd!.home, req.url ?? "/", { ...env, REQUEST_METHOD: req.method ?? "GET" });
-        res.writeHead(reply.status, reply.headers).end(reply.body);
+        const headers = Object.fromEntries(Object.entries(req.headers).map(([name, value]) => [`HTTP_${name.toUpperCase().replace(/-/g, "_")}`, String(value)]));
+        const reply = serveFile(files, plan.httpd!.home, req.url ?? "/", { ...env, ...headers, REQUEST_METHOD: req.method ?? "GET" });
+        if ("steps" in reply) void runCgi(reply.steps, res).catch(() => res.destroy());
+        else res.writeHead(reply.status, reply.headers).end(reply.body);
       })
     : createNetServer((socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -121,31 +126,68 @@ interface Reply {
   body: string | Uint8Array;
 }
 
-function serveFile(files: Map<string, FakeFile>, home: string, url: string, env: Record<string, string>): Reply {
+/** A CGI script's output as it comes: text, and pauses between. */
+type CgiStep = { text: string } | { sleepMs: number };
+
+function serveFile(files: Map<string, FakeFile>, home: string, url: string, env: Record<string, string>): Reply | { steps: CgiStep[] } {
   const path = normalize(decodeURIComponent(new URL(url, "http://fake").pathname));
   const full = normalize(`${home}/${path}`);
   const direct = files.get(full);
   const found = direct?.type === "file" ? direct : files.get(normalize(`${full}/index.html`));
   if (!found || found.type !== "file") return { status: 404, headers: { "Content-Type": "text/html" }, body: "<HTML><HEAD><TITLE>404 Not Found</TITLE></HEAD>\n" };
-  if (path.startsWith("cgi-bin/")) return cgi(new TextDecoder().decode(found.data), env);
+  if (path.startsWith("cgi-bin/")) return { steps: cgiSteps(new TextDecoder().decode(found.data), env) };
   const type = direct?.type === "file" && !/\.html?$/.test(full) ? "application/octet-stream" : "text/html";
   return { status: 200, headers: { "Content-Type": type }, body: found.data };
 }
 
 /**
- * The script's `echo` lines (expanded, newline added) and `printf` lines (one format argument,
- * `\r` `\n` `\t` escapes, no newline added), split as CGI output into headers and body.
+ * The script's `echo` lines (expanded, newline added), `printf` lines (one format argument, `\r`
+ * `\n` `\t` escapes, no newline added) and `sleep N` pauses, in order.
  */
-function cgi(script: string, env: Record<string, string>): Reply {
-  const output = script
-    .split("\n")
-    .map((line) => /^\s*(echo|printf)(?:\s+(.*))?$/.exec(line))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map(([, command, args = ""]) => (command === "echo" ? `${expand(args, env)}\n` : unescape(expand(args, env))))
-    .join("");
-  const blank = /\r?\n\r?\n/.exec(output);
-  const cut = blank ? blank.index : -1;
-  const head = cut >= 0 ? output.slice(0, cut) : "";
+function cgiSteps(script: string, env: Record<string, string>): CgiStep[] {
+  const steps: CgiStep[] = [];
+  for (const line of script.split("\n")) {
+    const sleep = /^\s*(?:\S*busybox\s+)?sleep\s+(\d+(?:\.\d+)?)\s*$/.exec(line);
+    if (sleep) {
+      steps.push({ sleepMs: Number(sleep[1]) * 1000 });
+      continue;
+    }
+    const m = /^\s*(echo|printf)(?:\s+(.*))?$/.exec(line);
+    if (m) steps.push({ text: m[1] === "echo" ? `${expand(m[2] ?? "", env)}\n` : unescape(expand(m[2] ?? "", env)) });
+  }
+  return steps;
+}
+
+/**
+ * Writes CGI output as it comes: the headers once the blank line after them has been printed
+ * (a `Status:` line gives the status), then the body chunk by chunk. Output with no blank line is
+ * all body, sent at the end.
+ */
+async function runCgi(steps: CgiStep[], res: ServerResponse): Promise<void> {
+  let pending = "";
+  let started = false;
+  for (const step of steps) {
+    if ("sleepMs" in step) {
+      await new Promise((resolve) => setTimeout(resolve, step.sleepMs));
+      continue;
+    }
+    if (started) {
+      res.write(step.text);
+      continue;
+    }
+    pending += step.text;
+    const blank = /\r?\n\r?\n/.exec(pending);
+    if (!blank) continue;
+    const { status, headers } = cgiHead(pending.slice(0, blank.index));
+    res.writeHead(status, headers);
+    res.write(pending.slice(blank.index + blank[0].length));
+    started = true;
+  }
+  if (!started) res.writeHead(200);
+  res.end(started ? undefined : pending);
+}
+
+function cgiHead(head: string): { status: number; headers: Record<string, string> } {
   const headers: Record<string, string> = {};
   let status = 200;
   for (const line of head.split(/\r?\n/).filter(Boolean)) {
@@ -153,7 +195,7 @@ function cgi(script: string, env: Record<string, string>): Reply {
     if (name.toLowerCase() === "status") status = parseInt(rest.join(":"), 10) || 200;
     else headers[name] = rest.join(":").trim();
   }
-  return { status, headers, body: blank ? output.slice(blank.index + blank[0].length) : output };
+  return { status, headers };
 }
 
 function unescape(format: string): string {
