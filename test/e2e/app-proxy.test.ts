@@ -46,8 +46,8 @@ async function deployed(name: string, files: Record<string, string | Uint8Array>
 }
 
 /** curl to an app's hostname: status, body and how long the whole exchange took. */
-async function curl(subdomain: string, path: string, headers: string[] = []): Promise<{ status: number; body: string; seconds: number }> {
-  const args = ["-sS", "-w", "\n%{http_code} %{time_total}", ...headers.flatMap((h) => ["-H", h]), `http://${subdomain}.localhost:${stack.worker.port}${path}`];
+async function curl(subdomain: string, path: string, headers: string[] = [], extra: string[] = []): Promise<{ status: number; body: string; seconds: number }> {
+  const args = ["-sS", "-w", "\n%{http_code} %{time_total}", ...headers.flatMap((h) => ["-H", h]), ...extra, `http://${subdomain}.localhost:${stack.worker.port}${path}`];
   const { stdout } = await promisify(execFile)("curl", args);
   const cut = stdout.lastIndexOf("\n");
   const [status, seconds] = stdout.slice(cut + 1).split(" ");
@@ -116,8 +116,10 @@ describe("HTTP through the proxy", () => {
         ),
         "www/cgi-bin/slow-headers": cgi(`/bin/busybox sleep ${HEADER_TIMEOUT_SECONDS * 3}`, "printf 'Content-Type: text/plain\\r\\n\\r\\n'", "echo late"),
         "www/cgi-bin/slow-body": cgi("printf 'Content-Type: text/plain\\r\\n\\r\\n'", "echo first", `/bin/busybox sleep ${HEADER_TIMEOUT_SECONDS * 2}`, "echo second"),
+        // Reads the whole request body before it answers.
+        "www/cgi-bin/upload": cgi('body=$(/bin/busybox head -c "$CONTENT_LENGTH")', "printf 'Content-Type: text/plain\\r\\n\\r\\n'", 'echo "got ${#body} bytes"'),
       },
-      ["www/cgi-bin/headers", "www/cgi-bin/slow-headers", "www/cgi-bin/slow-body"],
+      ["www/cgi-bin/headers", "www/cgi-bin/slow-headers", "www/cgi-bin/slow-body", "www/cgi-bin/upload"],
     );
   });
 
@@ -161,6 +163,13 @@ describe("HTTP through the proxy", () => {
     expect(res.seconds).toBeLessThan(HEADER_TIMEOUT_SECONDS * 3);
     // The app itself is fine: other requests answer.
     expect(await curl(app.subdomain, "/")).toMatchObject({ status: 200, body: "proxied\n" });
+  });
+
+  it("counts the header timeout from the end of a slow upload, not from its start", async () => {
+    // 6,000 bytes at 1,500 bytes a second: the upload alone takes twice the header timeout.
+    const res = await curl(app.subdomain, "/cgi-bin/upload", ["Content-Type: text/plain"], ["--limit-rate", "1500", "--data-binary", "x".repeat(6000)]);
+    expect(res).toMatchObject({ status: 200, body: "got 6000 bytes\n" });
+    expect(res.seconds).toBeGreaterThanOrEqual(HEADER_TIMEOUT_SECONDS * 1.5);
   });
 
   it("never cuts a body that pauses longer than the header timeout", async () => {
