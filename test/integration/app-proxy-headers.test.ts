@@ -2,8 +2,11 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env, exports as workerExports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
+import { database } from "../../src/db/client";
+import { customDomains } from "../../src/db/schema";
 import { defaultDeps } from "../../src/http/context";
 import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
+import { uniqueHost } from "./domain-helpers";
 
 // Issue 20, "Proxy", through the Worker to an instance on the fake Docker Engine (a real HTTP
 // server whose CGI scripts see every request header as HTTP_<NAME>, as busybox httpd's do):
@@ -80,6 +83,17 @@ describe("headers the instance receives", () => {
   it("a client sending no X-Forwarded-For gets only its address", async () => {
     const res = await workerExports.default.fetch(new Request(`http://${app.subdomain}.localhost/cgi-bin/headers`, { headers: { "CF-Connecting-IP": "2001:db8::7" } }));
     expect(seen(await res.text())).toMatchObject({ X_FORWARDED_FOR: "2001:db8::7", X_FORWARDED_PROTO: "http" });
+  });
+});
+
+describe("headers through a custom domain", () => {
+  it("X-Forwarded-Host is the custom hostname the client asked for", async () => {
+    const hostname = uniqueHost();
+    await database(env).insert(customDomains).values({ id: crypto.randomUUID(), hostname, appId: app.id, status: "active", routeReady: true, createdAt: 0 });
+    const res = await workerExports.default.fetch(
+      new Request(`https://${hostname}/cgi-bin/headers`, { headers: { "CF-Connecting-IP": "203.0.113.10", "X-Forwarded-Host": "bank.example", Forwarded: "host=bank.example" } }),
+    );
+    expect(seen(await res.text())).toMatchObject({ X_FORWARDED_HOST: hostname, X_FORWARDED_PROTO: "https", X_FORWARDED_FOR: "203.0.113.10", FORWARDED: "unset" });
   });
 });
 
