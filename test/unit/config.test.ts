@@ -31,6 +31,9 @@ describe("parseConfig", () => {
       HOSTNAME_PROVIDER: "local",
       CLOUDFLARE_ZONE_ID: "",
       CLOUDFLARE_API_URL: "https://api.cloudflare.com/client/v4",
+      RUNTIME_KIND: "docker",
+      REGISTRY: "",
+      INSTANCE_PORT_RANGE: { min: 20000, max: 29999 },
     });
   });
 
