@@ -21,8 +21,9 @@ export interface TestSwarm {
   down(): Promise<void>;
 }
 
-export async function startSwarm(options: { name: string; nodes: 1 | 2; subnet: string }): Promise<TestSwarm> {
+export async function startSwarm(options: { name: string; nodes: 1 | 2; subnet: string; registryAuth?: { username: string; password: string } }): Promise<TestSwarm> {
   const args = ["--name", options.name, "--nodes", String(options.nodes), "--subnet", options.subnet];
+  if (options.registryAuth) args.push("--registry-auth", `${options.registryAuth.username}:${options.registryAuth.password}`);
   let forwarder: DockerForwarder | undefined;
   const down = async () => {
     await forwarder?.close();
