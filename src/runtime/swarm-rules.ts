@@ -139,3 +139,30 @@ export function splitReference(image: string): { name: string; tag: string } {
   if (colon > slash) return { name: image.slice(0, colon), tag: image.slice(colon + 1) };
   return { name: image, tag: "latest" };
 }
+
+/** The subset of `GET /info` on the manager read by the start-up report. */
+export interface ManagerInfo {
+  SecurityOptions?: string[];
+  Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean };
+}
+
+/**
+ * What an operator should fix before apps run on the swarm, one sentence each: Docker 20.10 ignores
+ * `NoNewPrivileges` in a task spec, so the daemon option `"no-new-privileges": true` must be set
+ * (checked on the manager, the one daemon the API shows), and nodes that cannot take apps.
+ */
+export function swarmProblems(info: ManagerInfo, nodes: SwarmNode[]): string[] {
+  const problems: string[] = [];
+  if (info.Swarm?.LocalNodeState !== "active" || !info.Swarm.ControlAvailable) {
+    problems.push("The engine at RUNTIME_URL is not a Docker Swarm manager.");
+  }
+  if (!(info.SecurityOptions ?? []).some((o) => o === "name=no-new-privileges" || o.startsWith("name=no-new-privileges,"))) {
+    problems.push('The manager\'s dockerd runs without "no-new-privileges": true in /etc/docker/daemon.json; Swarm ignores the task-level setting, so set it on every node.');
+  }
+  const usable = nodes.filter((n) => n.Status?.State === "ready" && n.Spec?.Availability === "active");
+  if (usable.length === 0) problems.push("No node of the swarm is ready and active: apps cannot be placed.");
+  for (const n of nodes) {
+    if (n.Status?.State === "ready" && nodeAddress(n) === null) problems.push(`Node ${n.ID} reports no address; label it with cp.address.`);
+  }
+  return problems;
+}

@@ -13,6 +13,7 @@ import {
   ADDRESS_LABEL,
   DEFAULT_PORT_RANGE,
   GENERATION_LABEL,
+  type ManagerInfo,
   type PortRange,
   type SwarmNode,
   type SwarmTask,
@@ -23,6 +24,7 @@ import {
   pushResult,
   registryAuthHeader,
   splitReference,
+  swarmProblems,
 } from "./swarm-rules";
 import {
   type BuildOutcome,
@@ -121,6 +123,12 @@ export class SwarmRuntime implements ContainerRuntime {
       throw new RuntimeUnavailableError("The container engine is not a Docker Swarm manager (RUNTIME_KIND=swarm needs one).");
     }
     return { apiVersion };
+  }
+
+  /** The start-up report: what the operator should fix on the swarm ([] when nothing). */
+  async report(): Promise<string[]> {
+    const [info, nodes] = await Promise.all([this.client.json<ManagerInfo>("GET", "/info"), this.client.json<SwarmNode[]>("GET", "/nodes", { accept: [503] })]);
+    return swarmProblems(info.body, nodes.status === 503 ? [] : nodes.body);
   }
 
   /** Builds on the manager, then pushes to the registry; the image is then known by its digest. */

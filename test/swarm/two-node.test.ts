@@ -81,6 +81,10 @@ describe("Docker Swarm, two nodes: placement through the registry", () => {
     }
   });
 
+  it("reports nothing to fix on a swarm whose daemons run with no-new-privileges", async () => {
+    expect(await runtime.report()).toEqual([]);
+  });
+
   it("checks a plan's memory against what the nodes have left", async () => {
     expect(await runtime.capacity(64 * 1024 * 1024)).toMatchObject({ fits: true });
     const verdict = await runtime.capacity(2 ** 50);

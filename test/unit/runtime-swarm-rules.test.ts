@@ -12,6 +12,7 @@ import {
   pushResult,
   registryAuthHeader,
   splitReference,
+  swarmProblems,
 } from "../../src/runtime/swarm-rules";
 
 const task = (port: number, state: string, extra: Partial<SwarmTask> = {}, desired = "running"): SwarmTask => ({
@@ -100,5 +101,21 @@ describe("registryAuthHeader and splitReference", () => {
     ["10.0.0.1:5000/cp-app-1", { name: "10.0.0.1:5000/cp-app-1", tag: "latest" }],
   ])("splits %s", (image, expected) => {
     expect(splitReference(image)).toEqual(expected);
+  });
+});
+
+describe("swarmProblems (the start-up report)", () => {
+  const manager = { Swarm: { LocalNodeState: "active", ControlAvailable: true }, SecurityOptions: ["name=seccomp,profile=default", "name=no-new-privileges"] };
+  const ready = { ID: "n1", Spec: { Availability: "active" }, Status: { State: "ready", Addr: "10.0.0.1" } };
+  it.each([
+    ["a sound swarm", manager, [ready], []],
+    ["no-new-privileges missing on the manager", { ...manager, SecurityOptions: ["name=seccomp,profile=default"] }, [ready], [/"no-new-privileges": true/]],
+    ["not a manager", { ...manager, Swarm: { LocalNodeState: "inactive" } }, [ready], [/not a Docker Swarm manager/]],
+    ["every node drained", manager, [{ ...ready, Spec: { Availability: "drain" } }], [/No node of the swarm is ready and active/]],
+    ["a node with no address", manager, [ready, { ID: "n2", Spec: { Availability: "active" }, Status: { State: "ready", Addr: "0.0.0.0" } }], [/Node n2 reports no address/]],
+  ] as [string, Parameters<typeof swarmProblems>[0], Parameters<typeof swarmProblems>[1], RegExp[]][])("%s", (_name, info, nodes, expected) => {
+    const problems = swarmProblems(info, nodes);
+    expect(problems).toHaveLength(expected.length);
+    expected.forEach((pattern, i) => expect(problems[i]).toMatch(pattern));
   });
 });
