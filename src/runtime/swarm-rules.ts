@@ -28,11 +28,16 @@ export interface SwarmTask {
   };
 }
 
+/** The scheduler's "host-mode port already in use" and the node's "bind: address already in use". */
+const PORT_TAKEN = /port already in use|address already in use|port is already allocated/i;
+
 /** Task states after which the task never runs again. */
 const ENDED = new Set(["complete", "failed", "shutdown", "rejected", "orphaned", "remove"]);
 
 export type TaskOutcome =
   | { kind: "running"; task: SwarmTask; port: number }
+  /** Something else holds the port on the node (another program, or a service created at once). */
+  | { kind: "portTaken"; reason: string }
   | { kind: "exited"; exitCode: number | null }
   | { kind: "refused"; reason: string }
   | { kind: "waiting"; state: string };
@@ -46,6 +51,8 @@ export function generationOutcome(tasks: SwarmTask[], port: number): TaskOutcome
   const mine = tasks.filter((t) => t.Spec?.ContainerSpec?.Labels?.[GENERATION_LABEL] === String(port));
   const running = mine.find((t) => t.DesiredState === "running" && t.Status?.State === "running" && publishedPort(t) === port);
   if (running) return { kind: "running", task: running, port };
+  const clash = mine.find((t) => PORT_TAKEN.test(t.Status?.Err ?? ""));
+  if (clash) return { kind: "portTaken", reason: clash.Status!.Err! };
   const failed = mine.find((t) => t.Status?.State === "failed" || t.Status?.State === "complete");
   if (failed) {
     const code = failed.Status?.ContainerStatus?.ExitCode;

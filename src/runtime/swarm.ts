@@ -79,6 +79,8 @@ interface ServiceSpec {
 /** Service label holding the image reference the caller gave (the spec runs it by digest). */
 const IMAGE_LABEL = "cp.image";
 const POLL_MS = 250;
+/** How often a new generation moves to another port when something else holds its port. */
+const PORT_MOVES = 3;
 /** Engine calls that reach the registry: a push, and service writes (the nodes then pull). */
 const REGISTRY_CALLS = /\/(images\/.+\/push|services\/create|services\/[^/]+\/update|distribution\/.+\/json)$/;
 
@@ -267,11 +269,24 @@ export class SwarmRuntime implements ContainerRuntime {
     if (!service) throw new RuntimeUnavailableError(`The swarm has no service ${id}.`);
     const port = await this.freePort();
     change(service.Spec);
-    const ports = service.Spec.EndpointSpec.Ports;
-    service.Spec.EndpointSpec = endpoint(ports[0]?.TargetPort ?? 0, port);
-    service.Spec.TaskTemplate.ContainerSpec.Labels = { ...service.Spec.TaskTemplate.ContainerSpec.Labels, [GENERATION_LABEL]: String(port) };
+    this.publish(service.Spec, port);
     await this.write(service);
     return this.awaitGeneration(service.ID, port);
+  }
+
+  /** Publishes the service on another port than `taken` (a new generation of the same spec). */
+  private async movePort(serviceId: string, taken: number): Promise<number> {
+    const service = await this.service(serviceId);
+    if (!service) throw new RuntimeUnavailableError(`The swarm has no service ${serviceId}.`);
+    const port = await this.freePort([taken]);
+    this.publish(service.Spec, port);
+    await this.write(service);
+    return port;
+  }
+
+  private publish(spec: ServiceSpec, port: number): void {
+    spec.EndpointSpec = endpoint(spec.EndpointSpec.Ports[0]?.TargetPort ?? 0, port);
+    spec.TaskTemplate.ContainerSpec.Labels = { ...spec.TaskTemplate.ContainerSpec.Labels, [GENERATION_LABEL]: String(port) };
   }
 
   private async write(service: ServiceJson): Promise<void> {
@@ -281,10 +296,18 @@ export class SwarmRuntime implements ContainerRuntime {
   }
 
   /** Waits until the generation publishing `port` runs (its URL), ends (the app's fault) or is refused. */
-  private async awaitGeneration(serviceId: string, port: number): Promise<Instance> {
+  private async awaitGeneration(serviceId: string, first: number): Promise<Instance> {
     const deadline = Date.now() + this.startTimeoutMs;
+    let port = first;
+    let moves = 0;
     for (;;) {
       const outcome = generationOutcome(await this.tasks(serviceId), port);
+      if (outcome.kind === "portTaken") {
+        // The same spec on another free port; a few tries, then the clash is the answer.
+        if (++moves > PORT_MOVES) throw new RuntimeUnavailableError(`The swarm could not publish the instance: ${outcome.reason}`);
+        port = await this.movePort(serviceId, port);
+        continue;
+      }
       if (outcome.kind === "running") {
         const url = await this.urlOf(outcome.task, port);
         if (url) return { id: serviceId, url };
@@ -329,10 +352,10 @@ export class SwarmRuntime implements ContainerRuntime {
     return `${remote}@${digest.slice(name.length + 1)}`;
   }
 
-  private async freePort(): Promise<number> {
+  private async freePort(avoid: number[] = []): Promise<number> {
     const { body } = await this.client.json<{ Spec?: { EndpointSpec?: { Ports?: { PublishedPort?: number }[] } } }[]>("GET", "/services");
     const used = body.flatMap((s) => (s.Spec?.EndpointSpec?.Ports ?? []).map((p) => p.PublishedPort ?? 0));
-    const port = pickPort(used, this.range, this.random);
+    const port = pickPort([...used, ...avoid], this.range, this.random);
     if (port === null) throw new RuntimeUnavailableError("Every port of the instance range is taken.");
     return port;
   }

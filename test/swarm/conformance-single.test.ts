@@ -2,6 +2,7 @@
  * The Swarm adapter passes the runtime conformance suite on a single-node swarm whose registry
  * wants credentials: the adapter signs in with X-Registry-Auth, and without them a push is refused.
  */
+import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { SwarmRuntime } from "../../src/runtime/swarm";
@@ -37,6 +38,30 @@ describe("Docker Swarm, one node: registry credentials", () => {
       } finally {
         await runtime.removeImage(tag);
       }
+    }
+  });
+});
+
+describe("Docker Swarm, one node: a port held by another program", () => {
+  it("moves the instance to another port of the range", async () => {
+    const s = await swarm();
+    // Random 0: the adapter's first choice is the range's first port, which a listener on the node holds.
+    const runtime = new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryAuth, stopGraceSeconds: 1, portRange: { min: 21000, max: 21009 }, random: () => 0 });
+    const holder = spawn("nsenter", ["--net=/var/run/netns/cpss1", "/bin/busybox", "nc", "-l", "-p", "21000"], { stdio: "ignore" });
+    const tag = `cp-conformance-held-${Date.now().toString(36)}:1`;
+    let id: string | undefined;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await runtime.build({ context: tarStream(img.conformanceContext(await readFile("/bin/busybox"))), dockerfile: img.DOCKERFILES.web, tag })).ok).toBe(true);
+      const instance = await runtime.start({ image: tag, name: `cp-conformance-held-${Date.now().toString(36)}`, labels: { "cp-conformance": "held" }, env: {}, port: img.PORT, limits: { memoryBytes: 64 * 1024 * 1024, cpus: 0.5 } });
+      id = instance.id;
+      expect(instance.url).toBe(`http://${s.managerAddr}:21001`);
+      const res = await fetch(instance.url);
+      expect(await res.text()).toContain(img.PAGE_TEXT);
+    } finally {
+      holder.kill();
+      if (id) await runtime.remove(id);
+      await runtime.removeImage(tag);
     }
   });
 });

@@ -34,6 +34,8 @@ describe("generationOutcome", () => {
     ["the process ended cleanly", [task(20001, "complete", { Status: { State: "complete", ContainerStatus: { ExitCode: 0 } } })], "exited"],
     ["the swarm could not pull", [task(20001, "rejected", { Status: { State: "rejected", Err: "No such image" } })], "refused"],
     ["a running task told to shut down is not the instance", [task(20001, "running", {}, "shutdown")], "waiting"],
+    ["the scheduler finds the port taken", [task(20001, "pending", { Status: { State: "pending", Err: "no suitable node (host-mode port already in use on 1 node)" } })], "portTaken"],
+    ["the node cannot bind the port", [task(20001, "rejected", { Status: { State: "rejected", Err: "driver failed programming external connectivity: listen tcp4 0.0.0.0:20001: bind: address already in use" } })], "portTaken"],
   ] as [string, SwarmTask[], string][])("%s: %s", (_name, tasks, kind) => {
     expect(generationOutcome(tasks, 20001).kind).toBe(kind);
   });
