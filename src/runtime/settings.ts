@@ -43,6 +43,18 @@ export const RUNTIME_SETTINGS = {
       }
       return text;
     }),
+  /** The registry's own API (`https://registry.example.net`) to delete a deleted app's images; empty: they stay. */
+  REGISTRY_API_URL: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = (raw ?? "").trim().replace(/\/+$/, "");
+      if (text !== "" && !/^https:\/\/[^\s/]+$/.test(text) && !(/^http:\/\/[^\s/]+$/.test(text) && isLoopbackUrl(text))) {
+        ctx.addIssue({ code: "custom", message: `REGISTRY_API_URL must be an https address such as https://registry.example.net (http only for this machine), got "${raw}"` });
+        return z.NEVER;
+      }
+      return text;
+    }),
   REGISTRY_USERNAME: secret(),
   REGISTRY_PASSWORD: secret(),
   RUNTIME_ACCESS_CLIENT_ID: secret(),
@@ -68,6 +80,7 @@ export const RUNTIME_SETTINGS = {
 export const RUNTIME_SETTING_DEFAULTS = {
   RUNTIME_KIND: "docker",
   REGISTRY: "",
+  REGISTRY_API_URL: "",
   INSTANCE_PORT_RANGE: { min: 20000, max: 29999 },
 } as const;
 

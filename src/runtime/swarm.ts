@@ -9,6 +9,7 @@ import { checkCapacity, type CapacityVerdict } from "./capacity";
 import { DockerEngineClient } from "./docker-client";
 import { DockerRuntime } from "./docker";
 import { JsonLinesDecoder, demultiplexLogs } from "./docker-stream";
+import { RegistryClient } from "./registry";
 import {
   ADDRESS_LABEL,
   DEFAULT_PORT_RANGE,
@@ -45,6 +46,11 @@ export interface SwarmRuntimeOptions {
   registry: string;
   /** Registry credentials, sent as `X-Registry-Auth` on push and to the nodes that pull. */
   registryAuth?: { username: string; password: string };
+  /**
+   * The registry's own API base (`https://registry.example.net`), to delete an image's tag there
+   * when the image is removed; absent: the registry keeps its copy.
+   */
+  registryApi?: string;
   /** Host ports instances publish on; default 20000-29999. */
   portRange?: PortRange;
   /** Grace period between SIGTERM and SIGKILL when a task stops; default 10 s. */
@@ -94,6 +100,7 @@ export class SwarmRuntime implements ContainerRuntime {
   private readonly constraints: string[];
   private readonly random: () => number;
   private readonly addresses = new Map<string, string>();
+  private readonly remoteRegistry: RegistryClient | undefined;
 
   constructor(options: SwarmRuntimeOptions) {
     this.registry = options.registry.replace(/\/+$/, "");
@@ -111,6 +118,7 @@ export class SwarmRuntime implements ContainerRuntime {
     };
     this.client = new DockerEngineClient(options.url, fetcher);
     this.local = new DockerRuntime({ url: options.url, fetch: fetcher, stopTimeoutSeconds: options.stopGraceSeconds });
+    this.remoteRegistry = options.registryApi ? new RegistryClient(options.registryApi, options.registryAuth) : undefined;
     this.range = options.portRange ?? DEFAULT_PORT_RANGE;
     this.grace = options.stopGraceSeconds ?? 10;
     this.startTimeoutMs = (options.startTimeoutSeconds ?? 120) * 1000;
@@ -220,10 +228,15 @@ export class SwarmRuntime implements ContainerRuntime {
     await this.drain(this.client.request("DELETE", `/services/${seg(id)}`, { accept: [404] }));
   }
 
-  /** Removes the image on the manager under both its names (the registry keeps its copy). */
+  /** Removes the image on the manager under both its names, and its tag in the registry when reachable. */
   async removeImage(image: string): Promise<void> {
     await this.local.removeImage(this.remoteOf(image));
     await this.local.removeImage(image);
+    if (this.remoteRegistry) {
+      const { name, tag } = splitReference(this.remoteOf(image));
+      // A tag is in use while the manager still has the image it names (removed images lose theirs first).
+      await this.remoteRegistry.deleteTag(name.slice(name.indexOf("/") + 1), tag, (other) => this.local.hasImage(`${name}:${other}`));
+    }
   }
 
   async instances(labels: Record<string, string>): Promise<string[]> {

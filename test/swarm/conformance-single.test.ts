@@ -22,7 +22,8 @@ afterAll(async () => {
 
 describeRuntimeConformance("Docker Swarm, one node", async () => {
   const s = await swarm();
-  return { runtime: new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryAuth, stopGraceSeconds: 1 }) };
+  // With the registry's API: removing an image deletes its tag there too (checked below).
+  return { runtime: new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryApi: `http://${s.registry}`, registryAuth, stopGraceSeconds: 1 }) };
 });
 
 describe("Docker Swarm, one node: registry credentials", () => {
@@ -39,6 +40,43 @@ describe("Docker Swarm, one node: registry credentials", () => {
         await runtime.removeImage(tag);
       }
     }
+  });
+});
+
+describe("Docker Swarm, one node: images in the registry", () => {
+  it("removeImage deletes the tag in the registry too; a missing one is fine", async () => {
+    const s = await swarm();
+    const runtime = new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryApi: `http://${s.registry}`, registryAuth });
+    const name = `cp-conformance-registry-${Date.now().toString(36)}`;
+    const manifest = () =>
+      fetch(`http://${s.registry}/v2/${name}/manifests/1`, {
+        method: "HEAD",
+        headers: { Accept: "application/vnd.docker.distribution.manifest.v2+json", Authorization: `Basic ${btoa(`${registryAuth.username}:${registryAuth.password}`)}` },
+      }).then((r) => r.status);
+    expect((await runtime.build({ context: tarStream(img.conformanceContext(await readFile("/bin/busybox"))), dockerfile: img.DOCKERFILES.web, tag: `${name}:1` })).ok).toBe(true);
+    expect(await manifest()).toBe(200);
+    await runtime.removeImage(`${name}:1`);
+    expect(await manifest()).toBe(404);
+    expect(await runtime.hasImage(`${name}:1`)).toBe(false);
+    await runtime.removeImage(`${name}:1`);
+  });
+
+  it("keeps a manifest another tag still points at (an unchanged rebuild)", async () => {
+    const s = await swarm();
+    const runtime = new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryApi: `http://${s.registry}`, registryAuth });
+    const name = `cp-conformance-shared-${Date.now().toString(36)}`;
+    const status = (tag: string) =>
+      fetch(`http://${s.registry}/v2/${name}/manifests/${tag}`, {
+        method: "HEAD",
+        headers: { Accept: "application/vnd.docker.distribution.manifest.v2+json", Authorization: `Basic ${btoa(`${registryAuth.username}:${registryAuth.password}`)}` },
+      }).then((r) => r.status);
+    for (const tag of ["old", "new"]) {
+      expect((await runtime.build({ context: tarStream(img.conformanceContext(await readFile("/bin/busybox"))), dockerfile: img.DOCKERFILES.web, tag: `${name}:${tag}` })).ok).toBe(true);
+    }
+    await runtime.removeImage(`${name}:old`);
+    expect(await status("new")).toBe(200);
+    await runtime.removeImage(`${name}:new`);
+    expect(await status("new")).toBe(404);
   });
 });
 

@@ -27,6 +27,7 @@ describe("engine settings", () => {
     ["a swarm with its registry", { RUNTIME_URL: "https://engine.example.net", ...access, RUNTIME_KIND: "swarm", REGISTRY: "registry.example.net:5000/apps" }],
     ["registry credentials in pairs", { REGISTRY_USERNAME: "ci", REGISTRY_PASSWORD: "pw" }],
     ["another port range", { INSTANCE_PORT_RANGE: "30000-30999" }],
+    ["a registry API over https", { REGISTRY_API_URL: "https://registry.example.net/" }],
   ] as [string, Record<string, unknown>][])("accepts %s", (_name, vars) => {
     expect(() => parseConfig({ ...secrets, ...vars })).not.toThrow();
   });
@@ -41,6 +42,7 @@ describe("engine settings", () => {
     ["a swarm without a registry", { RUNTIME_KIND: "swarm" }, /REGISTRY must be set when RUNTIME_KIND is swarm/],
     ["an unknown kind", { RUNTIME_KIND: "nomad" }, /RUNTIME_KIND must be one of docker, swarm, got "nomad"/],
     ["a registry URL instead of a host", { REGISTRY: "https://registry.example.net" }, /REGISTRY must be a registry host/],
+    ["a registry API over plain http to another machine", { REGISTRY_API_URL: "http://registry.example.net" }, /REGISTRY_API_URL must be an https address/],
     ["a port range upside down", { INSTANCE_PORT_RANGE: "29999-20000" }, /INSTANCE_PORT_RANGE must be <first>-<last>/],
     ["a port range over privileged ports", { INSTANCE_PORT_RANGE: "80-9000" }, /INSTANCE_PORT_RANGE must be/],
   ] as [string, Record<string, unknown>, RegExp][])("refuses %s", (_name, vars, message) => {
