@@ -11,7 +11,6 @@ import { DockerRuntime } from "./docker";
 import { JsonLinesDecoder, demultiplexLogs } from "./docker-stream";
 import { RegistryClient } from "./registry";
 import {
-  ADDRESS_LABEL,
   DEFAULT_PORT_RANGE,
   GENERATION_LABEL,
   type ManagerInfo,
@@ -349,8 +348,8 @@ export class SwarmRuntime implements ContainerRuntime {
       const { status, body } = await this.client.json<SwarmNode>("GET", `/nodes/${seg(task.NodeID)}`, { accept: [404] });
       address = status === 404 ? undefined : (nodeAddress(body) ?? undefined);
       if (!address) return null;
-      // An operator's address label is read again after a restart of the Worker, never mid-flight.
-      if (body.Spec?.Labels?.[ADDRESS_LABEL] || address) this.addresses.set(task.NodeID, address);
+      // Kept for this runtime object's life (one request or job): a node's address rarely changes.
+      this.addresses.set(task.NodeID, address);
     }
     return `http://${address.includes(":") && !address.startsWith("[") ? `[${address}]` : address}:${port}`;
   }
