@@ -154,17 +154,15 @@ export interface ManagerInfo {
 }
 
 /**
- * What an operator should fix before apps run on the swarm, one sentence each: Docker 20.10 ignores
- * `NoNewPrivileges` in a task spec, so the daemon option `"no-new-privileges": true` must be set
- * (checked on the manager, the one daemon the API shows), and nodes that cannot take apps.
+ * What an operator should fix before apps run on the swarm, one sentence each: an engine that is
+ * not a manager, and nodes that cannot take apps. (Docker 20.10 ignores `NoNewPrivileges` in a
+ * task spec and does not show its daemon option `"no-new-privileges": true` in `/info`, so that
+ * option is documented for every node rather than checked here.)
  */
 export function swarmProblems(info: ManagerInfo, nodes: SwarmNode[]): string[] {
   const problems: string[] = [];
   if (info.Swarm?.LocalNodeState !== "active" || !info.Swarm.ControlAvailable) {
     problems.push("The engine at RUNTIME_URL is not a Docker Swarm manager.");
-  }
-  if (!(info.SecurityOptions ?? []).some((o) => o === "name=no-new-privileges" || o.startsWith("name=no-new-privileges,"))) {
-    problems.push('The manager\'s dockerd runs without "no-new-privileges": true in /etc/docker/daemon.json; Swarm ignores the task-level setting, so set it on every node.');
   }
   const usable = nodes.filter((n) => n.Status?.State === "ready" && n.Spec?.Availability === "active");
   if (usable.length === 0) problems.push("No node of the swarm is ready and active: apps cannot be placed.");

@@ -81,8 +81,16 @@ describe("Docker Swarm, two nodes: placement through the registry", () => {
     }
   });
 
-  it("reports nothing to fix on a swarm whose daemons run with no-new-privileges", async () => {
+  it("reports nothing to fix on a sound swarm, and the drained state of every node when drained", async () => {
     expect(await runtime.report()).toEqual([]);
+    const ids = (await docker(s.managerSock, "node", "ls", "-q")).split("\n");
+    try {
+      for (const id of ids) await docker(s.managerSock, "node", "update", "--availability", "drain", id);
+      expect(await runtime.report()).toEqual(["No node of the swarm is ready and active: apps cannot be placed."]);
+      expect(await runtime.capacity(1024)).toMatchObject({ fits: false });
+    } finally {
+      for (const id of ids) await docker(s.managerSock, "node", "update", "--availability", "active", id);
+    }
   });
 
   it("checks a plan's memory against what the nodes have left", async () => {

@@ -107,11 +107,10 @@ describe("registryAuthHeader and splitReference", () => {
 });
 
 describe("swarmProblems (the start-up report)", () => {
-  const manager = { Swarm: { LocalNodeState: "active", ControlAvailable: true }, SecurityOptions: ["name=seccomp,profile=default", "name=no-new-privileges"] };
+  const manager = { Swarm: { LocalNodeState: "active", ControlAvailable: true }, SecurityOptions: ["name=seccomp,profile=default"] };
   const ready = { ID: "n1", Spec: { Availability: "active" }, Status: { State: "ready", Addr: "10.0.0.1" } };
   it.each([
     ["a sound swarm", manager, [ready], []],
-    ["no-new-privileges missing on the manager", { ...manager, SecurityOptions: ["name=seccomp,profile=default"] }, [ready], [/"no-new-privileges": true/]],
     ["not a manager", { ...manager, Swarm: { LocalNodeState: "inactive" } }, [ready], [/not a Docker Swarm manager/]],
     ["every node drained", manager, [{ ...ready, Spec: { Availability: "drain" } }], [/No node of the swarm is ready and active/]],
     ["a node with no address", manager, [ready, { ID: "n2", Spec: { Availability: "active" }, Status: { State: "ready", Addr: "0.0.0.0" } }], [/Node n2 reports no address/]],
