@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DOMAIN_SETTINGS, DOMAIN_SETTING_DEFAULTS, domainSettingsProblems } from "./domains/settings";
+import { RUNTIME_SETTINGS, RUNTIME_SETTING_DEFAULTS, runtimeSettingsProblems } from "./runtime/settings";
 
 /**
  * Every setting of the Worker, read from plain environment variables (wrangler.toml `[vars]`,
@@ -42,7 +43,10 @@ const ConfigSchema = z.object({
   RATE_LIMIT_BURST: seconds("RATE_LIMIT_BURST", 30),
   PENDING_RETRY_AFTER_SECONDS: seconds("PENDING_RETRY_AFTER_SECONDS", 2),
   IN_FLIGHT_RETRY_AFTER_SECONDS: seconds("IN_FLIGHT_RETRY_AFTER_SECONDS", 5),
-  /** Docker Engine API base address; empty: no engine, deploys fail at once saying so. */
+  /**
+   * Docker Engine API base address; empty: no engine, deploys fail at once saying so. Plain http
+   * only for this machine, and credentials for any other (src/runtime/settings.ts).
+   */
   RUNTIME_URL: z
     .string()
     .optional()
@@ -139,7 +143,10 @@ const ConfigSchema = z.object({
       return parsed;
     }),
   ...DOMAIN_SETTINGS,
-}).superRefine(domainSettingsProblems);
+  ...RUNTIME_SETTINGS,
+})
+  .superRefine(domainSettingsProblems)
+  .superRefine(runtimeSettingsProblems);
 
 export type Config = z.output<typeof ConfigSchema>;
 export type SigningKey = Config["LINK_SIGNING_KEYS"][number];
@@ -160,6 +167,7 @@ export const SETTING_DEFAULTS = {
   PROXY_HEADER_TIMEOUT_SECONDS: 100,
   EXPORT_INVOCATION_BYTES: 1024 ** 3,
   ...DOMAIN_SETTING_DEFAULTS,
+  ...RUNTIME_SETTING_DEFAULTS,
 } as const;
 
 export class ConfigError extends Error {

@@ -14,3 +14,5 @@ export function runtimeFromUrl(url: string | undefined): ContainerRuntime | null
 
 export { DockerRuntime, type DockerRuntimeOptions } from "./docker";
 export * from "./types";
+export { runtimeFromConfig, runtimeFromEnv } from "./connect";
+export { SwarmRuntime, type SwarmRuntimeOptions } from "./swarm";

@@ -32,6 +32,10 @@ describe("parseConfig", () => {
       HOSTNAME_PROVIDER: "local",
       CLOUDFLARE_ZONE_ID: "",
       CLOUDFLARE_API_URL: "https://api.cloudflare.com/client/v4",
+      RUNTIME_KIND: "docker",
+      REGISTRY: "",
+      REGISTRY_API_URL: "",
+      INSTANCE_PORT_RANGE: { min: 20000, max: 29999 },
     });
   });
 

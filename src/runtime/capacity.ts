@@ -1,0 +1,52 @@
+/**
+ * Whether a plan's memory fits on the swarm before an app's first deploy: some ready, active node
+ * must have that much memory left once the reservations of the tasks meant to run on it are
+ * subtracted (every instance reserves its plan's memory, so the scheduler keeps the same sums).
+ */
+
+export interface NodeCapacity {
+  id: string;
+  /** `Status.State` of `GET /nodes`: only "ready" nodes take tasks. */
+  state: string;
+  /** `Spec.Availability`: only "active" nodes take new tasks (not "pause" or "drain"). */
+  availability: string;
+  /** `Description.Resources.MemoryBytes`. */
+  memoryBytes: number;
+}
+
+export interface TaskReservation {
+  nodeId: string;
+  /** `DesiredState` of the task: only tasks meant to run hold their reservation. */
+  desiredState: string;
+  /** `Spec.Resources.Reservations.MemoryBytes` (0 when none). */
+  memoryBytes: number;
+}
+
+export type CapacityVerdict = { fits: true; nodeId: string } | { fits: false; message: string };
+
+/** The node with the most memory left fits, or a sentence saying what is missing. */
+export function checkCapacity(planMemoryBytes: number, nodes: NodeCapacity[], tasks: TaskReservation[]): CapacityVerdict {
+  const usable = nodes.filter((n) => n.state === "ready" && n.availability === "active");
+  if (usable.length === 0) {
+    return { fits: false, message: "The app cannot be placed: no machine of the cluster is ready to take new apps. No charge was made." };
+  }
+  const reserved = new Map<string, number>();
+  for (const t of tasks) {
+    if (t.desiredState !== "running") continue;
+    reserved.set(t.nodeId, (reserved.get(t.nodeId) ?? 0) + Math.max(0, t.memoryBytes));
+  }
+  let best = { id: "", free: -Infinity };
+  for (const n of usable) {
+    const free = n.memoryBytes - (reserved.get(n.id) ?? 0);
+    if (free > best.free) best = { id: n.id, free };
+  }
+  if (best.free >= planMemoryBytes) return { fits: true, nodeId: best.id };
+  return {
+    fits: false,
+    message: `The app cannot be placed: its plan needs ${mib(planMemoryBytes)} of memory and the most any machine of the cluster has free is ${mib(Math.max(0, best.free))}. No charge was made; try a smaller plan or again later.`,
+  };
+}
+
+function mib(bytes: number): string {
+  return `${Math.floor(bytes / (1024 * 1024))} MiB`;
+}

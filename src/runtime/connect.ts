@@ -1,0 +1,48 @@
+/**
+ * The runtime the Worker uses, from its settings and bindings: the Docker adapter or the Swarm
+ * adapter, reaching the engine with the configured credentials. An engine behind Cloudflare Access
+ * gets the service token's headers on every call; one that wants a client certificate is reached
+ * through the RUNTIME_MTLS binding's `fetch`, which presents it.
+ */
+import { type Config, getConfig } from "../config";
+import { DockerRuntime } from "./docker";
+import { SwarmRuntime } from "./swarm";
+import type { ContainerRuntime } from "./types";
+
+type RuntimeConfig = Pick<
+  Config,
+  "RUNTIME_URL" | "RUNTIME_KIND" | "REGISTRY" | "REGISTRY_API_URL" | "REGISTRY_USERNAME" | "REGISTRY_PASSWORD" | "RUNTIME_ACCESS_CLIENT_ID" | "RUNTIME_ACCESS_CLIENT_SECRET" | "INSTANCE_PORT_RANGE"
+>;
+
+/** The runtime for this env, or null when no engine is configured. */
+export function runtimeFromEnv(env: Env): ContainerRuntime | null {
+  const mtls = (env as { RUNTIME_MTLS?: Fetcher }).RUNTIME_MTLS;
+  return runtimeFromConfig(getConfig(env), mtls ? (input, init) => mtls.fetch(input, init) : undefined);
+}
+
+export function runtimeFromConfig(config: RuntimeConfig, baseFetch?: typeof fetch): ContainerRuntime | null {
+  if (config.RUNTIME_URL === "") return null;
+  const fetcher = engineFetch(config, baseFetch ?? ((input, init) => fetch(input, init)));
+  if (config.RUNTIME_KIND === "swarm") {
+    return new SwarmRuntime({
+      url: config.RUNTIME_URL,
+      fetch: fetcher,
+      registry: config.REGISTRY,
+      ...(config.REGISTRY_API_URL ? { registryApi: config.REGISTRY_API_URL } : {}),
+      ...(config.REGISTRY_USERNAME ? { registryAuth: { username: config.REGISTRY_USERNAME, password: config.REGISTRY_PASSWORD } } : {}),
+      portRange: config.INSTANCE_PORT_RANGE,
+    });
+  }
+  return new DockerRuntime({ url: config.RUNTIME_URL, fetch: fetcher });
+}
+
+/** `fetch` with the Access service token's headers, when one is set. */
+export function engineFetch(config: Pick<Config, "RUNTIME_ACCESS_CLIENT_ID" | "RUNTIME_ACCESS_CLIENT_SECRET">, base: typeof fetch): typeof fetch {
+  if (!config.RUNTIME_ACCESS_CLIENT_ID) return base;
+  return (input, init) => {
+    const headers = new Headers(init?.headers);
+    headers.set("CF-Access-Client-Id", config.RUNTIME_ACCESS_CLIENT_ID);
+    headers.set("CF-Access-Client-Secret", config.RUNTIME_ACCESS_CLIENT_SECRET);
+    return base(input, { ...init, headers });
+  };
+}

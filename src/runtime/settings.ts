@@ -1,0 +1,130 @@
+import { z } from "zod";
+
+/**
+ * The container engine's settings, joined into the Worker's settings by src/config.ts. The Engine
+ * API gives root on its host, so an engine on another machine is reached only over HTTPS with
+ * credentials: a Cloudflare Access service token (secrets RUNTIME_ACCESS_CLIENT_ID and
+ * RUNTIME_ACCESS_CLIENT_SECRET) or a client certificate (an `mtls_certificates` binding named
+ * RUNTIME_MTLS). Registry credentials are secrets too (REGISTRY_USERNAME, REGISTRY_PASSWORD).
+ */
+
+export const RUNTIME_KINDS = ["docker", "swarm"] as const;
+export type RuntimeKind = (typeof RUNTIME_KINDS)[number];
+
+/** Hosts that are this machine: the only ones an engine may be reached at over plain http. */
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+/** A registry: host, optional port, optional path (`registry.example.net:5000/apps`). */
+const REGISTRY = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:\d{1,5})?(\/[a-z0-9]+([._-][a-z0-9]+)*)*$/;
+
+const secret = () => z.string().optional().transform((raw) => raw?.trim() ?? "");
+
+export const RUNTIME_SETTINGS = {
+  /** `docker`: one Docker Engine; `swarm`: a Docker Swarm manager (images through REGISTRY). */
+  RUNTIME_KIND: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = (raw ?? "").trim() || "docker";
+      if (!(RUNTIME_KINDS as readonly string[]).includes(text)) {
+        ctx.addIssue({ code: "custom", message: `RUNTIME_KIND must be one of ${RUNTIME_KINDS.join(", ")}, got "${raw}"` });
+        return z.NEVER;
+      }
+      return text as RuntimeKind;
+    }),
+  /** Where a swarm's images are pushed and pulled from; required with RUNTIME_KIND=swarm. */
+  REGISTRY: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = (raw ?? "").trim().replace(/\/+$/, "");
+      if (text !== "" && !REGISTRY.test(text)) {
+        ctx.addIssue({ code: "custom", message: `REGISTRY must be a registry host with an optional port and path, such as registry.example.net/apps, got "${raw}"` });
+        return z.NEVER;
+      }
+      return text;
+    }),
+  /** The registry's own API (`https://registry.example.net`) to delete a deleted app's images; empty: they stay. */
+  REGISTRY_API_URL: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = (raw ?? "").trim().replace(/\/+$/, "");
+      if (text !== "" && !/^https:\/\/[^\s/]+$/.test(text) && !(/^http:\/\/[^\s/]+$/.test(text) && isLoopbackUrl(text))) {
+        ctx.addIssue({ code: "custom", message: `REGISTRY_API_URL must be an https address such as https://registry.example.net (http only for this machine), got "${raw}"` });
+        return z.NEVER;
+      }
+      return text;
+    }),
+  REGISTRY_USERNAME: secret(),
+  REGISTRY_PASSWORD: secret(),
+  RUNTIME_ACCESS_CLIENT_ID: secret(),
+  RUNTIME_ACCESS_CLIENT_SECRET: secret(),
+  /** Whether the RUNTIME_MTLS binding (a client certificate) is there; the binding itself stays in env. */
+  RUNTIME_MTLS: z.unknown().optional().transform((binding) => typeof (binding as { fetch?: unknown } | undefined)?.fetch === "function"),
+  /** Host ports instances publish on, `<first>-<last>`; the node proxy passes only these. */
+  INSTANCE_PORT_RANGE: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const m = /^(\d{1,5})-(\d{1,5})$/.exec((raw ?? "").trim() || "20000-29999");
+      const min = Number(m?.[1]);
+      const max = Number(m?.[2]);
+      if (!m || min < 1024 || max > 65535 || min > max) {
+        ctx.addIssue({ code: "custom", message: `INSTANCE_PORT_RANGE must be <first>-<last> within 1024-65535, such as 20000-29999, got "${raw}"` });
+        return z.NEVER;
+      }
+      return { min, max };
+    }),
+};
+
+export const RUNTIME_SETTING_DEFAULTS = {
+  RUNTIME_KIND: "docker",
+  REGISTRY: "",
+  REGISTRY_API_URL: "",
+  INSTANCE_PORT_RANGE: { min: 20000, max: 29999 },
+} as const;
+
+interface RuntimeConfig {
+  RUNTIME_URL: string;
+  RUNTIME_KIND: RuntimeKind;
+  REGISTRY: string;
+  REGISTRY_USERNAME: string;
+  REGISTRY_PASSWORD: string;
+  RUNTIME_ACCESS_CLIENT_ID: string;
+  RUNTIME_ACCESS_CLIENT_SECRET: string;
+  RUNTIME_MTLS: boolean;
+}
+
+/** Whether an engine address is this machine (plain http is fine there, and nowhere else). */
+export function isLoopbackUrl(url: string): boolean {
+  try {
+    return LOOPBACK.test(new URL(url).hostname);
+  } catch {
+    return false;
+  }
+}
+
+/** Refuses, at start-up, an engine reachable by anyone who can reach its address. */
+export function runtimeSettingsProblems(config: RuntimeConfig, ctx: z.RefinementCtx): void {
+  const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+  const accessHalf = (config.RUNTIME_ACCESS_CLIENT_ID === "") !== (config.RUNTIME_ACCESS_CLIENT_SECRET === "");
+  if (accessHalf) issue("RUNTIME_ACCESS_CLIENT_ID", "RUNTIME_ACCESS_CLIENT_ID and RUNTIME_ACCESS_CLIENT_SECRET go together: set both secrets (the Cloudflare Access service token's id and secret) or neither");
+  if ((config.REGISTRY_USERNAME === "") !== (config.REGISTRY_PASSWORD === "")) issue("REGISTRY_USERNAME", "REGISTRY_USERNAME and REGISTRY_PASSWORD go together: set both secrets or neither");
+  if (config.RUNTIME_KIND === "swarm" && config.REGISTRY === "") issue("REGISTRY", "REGISTRY must be set when RUNTIME_KIND is swarm: the nodes pull every image from it");
+  const url = config.RUNTIME_URL;
+  if (url === "" || isLoopbackUrl(url)) return;
+  if (url.startsWith("http://")) {
+    issue(
+      "RUNTIME_URL",
+      `RUNTIME_URL must be https for an engine on another machine, got "${url}": the Docker Engine API gives root on its host and plain http would send every call in the clear, unauthenticated (put the engine behind Cloudflare Tunnel with Access, or give it a client certificate; see Deploying in the README)`,
+    );
+    return;
+  }
+  const accessToken = config.RUNTIME_ACCESS_CLIENT_ID !== "" && config.RUNTIME_ACCESS_CLIENT_SECRET !== "";
+  if (!accessToken && !config.RUNTIME_MTLS && !accessHalf) {
+    issue(
+      "RUNTIME_URL",
+      `RUNTIME_URL "${url}" is on another machine and no credentials are set: the Docker Engine API gives root on its host, so set the RUNTIME_ACCESS_CLIENT_ID and RUNTIME_ACCESS_CLIENT_SECRET secrets (a Cloudflare Access service token) or bind a client certificate as RUNTIME_MTLS`,
+    );
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * Pure rules of the Swarm adapter (no I/O): which task of a service is the instance, where it
+ * answers, which host port a new generation publishes, and what a push stream reported.
+ */
+
+/** The inclusive range of host ports instances publish on (INSTANCE_PORT_RANGE). */
+export interface PortRange {
+  min: number;
+  max: number;
+}
+
+export const DEFAULT_PORT_RANGE: PortRange = { min: 20000, max: 29999 };
+
+/** Container label carrying the host port of the service generation a task belongs to. */
+export const GENERATION_LABEL = "cp.port";
+
+/** The subset of a `GET /tasks` entry read here. */
+export interface SwarmTask {
+  ID: string;
+  NodeID?: string;
+  DesiredState?: string;
+  Spec?: { ContainerSpec?: { Labels?: Record<string, string> } };
+  Status?: {
+    State?: string;
+    Err?: string;
+    ContainerStatus?: { ExitCode?: number };
+    PortStatus?: { Ports?: { TargetPort?: number; PublishedPort?: number }[] };
+  };
+}
+
+/** The scheduler's "host-mode port already in use" and the node's "bind: address already in use". */
+const PORT_TAKEN = /port already in use|address already in use|port is already allocated/i;
+
+/** Task states after which the task never runs again. */
+const ENDED = new Set(["complete", "failed", "shutdown", "rejected", "orphaned", "remove"]);
+
+export type TaskOutcome =
+  | { kind: "running"; task: SwarmTask; port: number }
+  /** Something else holds the port on the node (another program, or a service created at once). */
+  | { kind: "portTaken"; reason: string }
+  | { kind: "exited"; exitCode: number | null }
+  | { kind: "refused"; reason: string }
+  | { kind: "waiting"; state: string };
+
+/**
+ * Where the generation publishing `port` stands, from the service's tasks: running (with the task
+ * whose port answers), ended by its own process (the app's fault), refused by the swarm (image
+ * pull, no node: not the app's), or still on its way.
+ */
+export function generationOutcome(tasks: SwarmTask[], port: number): TaskOutcome {
+  const mine = tasks.filter((t) => t.Spec?.ContainerSpec?.Labels?.[GENERATION_LABEL] === String(port));
+  const running = mine.find((t) => t.DesiredState === "running" && t.Status?.State === "running" && publishedPort(t) === port);
+  if (running) return { kind: "running", task: running, port };
+  const clash = mine.find((t) => PORT_TAKEN.test(t.Status?.Err ?? ""));
+  if (clash) return { kind: "portTaken", reason: clash.Status!.Err! };
+  const failed = mine.find((t) => t.Status?.State === "failed" || t.Status?.State === "complete");
+  if (failed) {
+    const code = failed.Status?.ContainerStatus?.ExitCode;
+    if (typeof code === "number") return { kind: "exited", exitCode: code };
+    return { kind: "refused", reason: failed.Status?.Err ?? "the task failed" };
+  }
+  const rejected = mine.find((t) => t.Status?.State === "rejected");
+  if (rejected) return { kind: "refused", reason: rejected.Status?.Err ?? "the swarm rejected the task" };
+  const pending = mine.find((t) => !ENDED.has(t.Status?.State ?? ""));
+  const state = pending?.Status?.State ?? "new";
+  return { kind: "waiting", state: pending?.Status?.Err ? `${state}: ${pending.Status.Err}` : state };
+}
+
+/** Whether any task is still up or on its way up (so a stop has not finished). */
+export function anyTaskActive(tasks: SwarmTask[]): boolean {
+  return tasks.some((t) => !ENDED.has(t.Status?.State ?? "new"));
+}
+
+/** The host port a task publishes, once the node reports it. */
+export function publishedPort(task: SwarmTask): number | null {
+  const port = task.Status?.PortStatus?.Ports?.find((p) => typeof p.PublishedPort === "number" && p.PublishedPort > 0);
+  return port?.PublishedPort ?? null;
+}
+
+/**
+ * A port of the range that no service publishes now: random, so two control planes picking at
+ * once rarely collide (the swarm refuses a clash, leaving the task pending, never a wrong route).
+ */
+export function pickPort(used: Iterable<number>, range: PortRange, random: () => number = Math.random): number | null {
+  const taken = new Set(used);
+  const size = range.max - range.min + 1;
+  const start = Math.floor(random() * size);
+  for (let i = 0; i < size; i++) {
+    const port = range.min + ((start + i) % size);
+    if (!taken.has(port)) return port;
+  }
+  return null;
+}
+
+/** The subset of a `GET /nodes` entry read here. */
+export interface SwarmNode {
+  ID: string;
+  Spec?: { Availability?: string; Labels?: Record<string, string> };
+  Status?: { State?: string; Addr?: string };
+  ManagerStatus?: { Addr?: string };
+  Description?: { Resources?: { MemoryBytes?: number; NanoCPUs?: number } };
+}
+
+/** Node label an operator sets when instances on a node are reached at another address. */
+export const ADDRESS_LABEL = "cp.address";
+
+/**
+ * The address at which a node's published ports are reached: the operator's `cp.address` label,
+ * else the node's own address (a manager may report 0.0.0.0 there; its manager address then).
+ */
+export function nodeAddress(node: SwarmNode): string | null {
+  const label = node.Spec?.Labels?.[ADDRESS_LABEL]?.trim();
+  if (label) return label;
+  const addr = node.Status?.Addr;
+  if (addr && addr !== "0.0.0.0") return addr;
+  const manager = node.ManagerStatus?.Addr;
+  return manager ? manager.replace(/:\d+$/, "") : null;
+}
+
+/** The result digest of a push stream (`{aux: {Digest}}`) or its first error. */
+export function pushResult(messages: unknown[]): { digest: string } | { error: string } {
+  let digest: string | undefined;
+  for (const message of messages) {
+    if (!message || typeof message !== "object") continue;
+    const m = message as { aux?: { Digest?: unknown }; error?: unknown; errorDetail?: { message?: unknown } };
+    const error = typeof m.error === "string" ? m.error : typeof m.errorDetail?.message === "string" ? m.errorDetail.message : undefined;
+    if (error !== undefined) return { error };
+    if (typeof m.aux?.Digest === "string") digest = m.aux.Digest;
+  }
+  return digest ? { digest } : { error: "the registry did not report the pushed image's digest" };
+}
+
+/** `X-Registry-Auth`: base64url of the JSON credentials, as the Engine API takes them (`{}`: none). */
+export function registryAuthHeader(auth: { username: string; password: string } | null, serverAddress: string): string {
+  const json = auth ? JSON.stringify({ username: auth.username, password: auth.password, serveraddress: serverAddress }) : "{}";
+  const bytes = new TextEncoder().encode(json);
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_");
+}
+
+/** Splits `name:tag` (the name may hold a registry host with a port) into its two parts. */
+export function splitReference(image: string): { name: string; tag: string } {
+  const slash = image.lastIndexOf("/");
+  const colon = image.lastIndexOf(":");
+  if (colon > slash) return { name: image.slice(0, colon), tag: image.slice(colon + 1) };
+  return { name: image, tag: "latest" };
+}
+
+/** The subset of `GET /info` on the manager read by the start-up report. */
+export interface ManagerInfo {
+  SecurityOptions?: string[];
+  Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean };
+}
+
+/**
+ * What an operator should fix before apps run on the swarm, one sentence each: an engine that is
+ * not a manager, and nodes that cannot take apps. (Docker 20.10 ignores `NoNewPrivileges` in a
+ * task spec and does not show its daemon option `"no-new-privileges": true` in `/info`, so that
+ * option is documented for every node rather than checked here.)
+ */
+export function swarmProblems(info: ManagerInfo, nodes: SwarmNode[]): string[] {
+  const problems: string[] = [];
+  if (info.Swarm?.LocalNodeState !== "active" || !info.Swarm.ControlAvailable) {
+    problems.push("The engine at RUNTIME_URL is not a Docker Swarm manager.");
+  }
+  const usable = nodes.filter((n) => n.Status?.State === "ready" && n.Spec?.Availability === "active");
+  if (usable.length === 0) problems.push("No node of the swarm is ready and active: apps cannot be placed.");
+  for (const n of nodes) {
+    if (n.Status?.State === "ready" && nodeAddress(n) === null) problems.push(`Node ${n.ID} reports no address; label it with cp.address.`);
+  }
+  return problems;
+}

@@ -1,0 +1,413 @@
+/**
+ * `ContainerRuntime` on Docker Swarm: one replicated service per instance. Images are built on
+ * the manager (through the Docker adapter), pushed to a Docker Distribution registry and run by
+ * digest, so every node pulls exactly what was built. Ports are published in host mode (the
+ * ingress mesh needs IPVS) on a port of the instance range chosen per service generation, so the
+ * port in a task's labels tells which generation it belongs to. Runs in workerd and in Node.
+ */
+import { checkCapacity, type CapacityVerdict } from "./capacity";
+import { DockerEngineClient } from "./docker-client";
+import { DockerRuntime } from "./docker";
+import { JsonLinesDecoder, demultiplexLogs } from "./docker-stream";
+import { RegistryClient } from "./registry";
+import {
+  DEFAULT_PORT_RANGE,
+  GENERATION_LABEL,
+  type ManagerInfo,
+  type PortRange,
+  type SwarmNode,
+  type SwarmTask,
+  anyTaskActive,
+  generationOutcome,
+  nodeAddress,
+  pickPort,
+  pushResult,
+  registryAuthHeader,
+  splitReference,
+  swarmProblems,
+} from "./swarm-rules";
+import {
+  type BuildOutcome,
+  type BuildSpec,
+  type ContainerRuntime,
+  type Instance,
+  type InstanceSpec,
+  type InstanceState,
+  InstanceExitedError,
+  RuntimeUnavailableError,
+} from "./types";
+
+export interface SwarmRuntimeOptions {
+  /** The manager's Engine API base. */
+  url: string;
+  fetch?: typeof fetch;
+  /** Registry host (and optional path prefix) images are pushed to, e.g. `registry.example.net/apps`. */
+  registry: string;
+  /** Registry credentials, sent as `X-Registry-Auth` on push and to the nodes that pull. */
+  registryAuth?: { username: string; password: string };
+  /**
+   * The registry's own API base (`https://registry.example.net`), to delete an image's tag there
+   * when the image is removed; absent: the registry keeps its copy.
+   */
+  registryApi?: string;
+  /** Host ports instances publish on; default 20000-29999. */
+  portRange?: PortRange;
+  /** Grace period between SIGTERM and SIGKILL when a task stops; default 10 s. */
+  stopGraceSeconds?: number;
+  /** How long a new generation may take to run (image pull included); default 120 s. */
+  startTimeoutSeconds?: number;
+  /** Placement constraints for every service, e.g. `node.role==worker` (tests pin nodes this way). */
+  constraints?: string[];
+  random?: () => number;
+}
+
+/** The subset of `GET /services/{id}` read and written back here. */
+interface ServiceJson {
+  ID: string;
+  Version: { Index: number };
+  Spec: ServiceSpec;
+}
+
+interface ServiceSpec {
+  Name: string;
+  Labels: Record<string, string>;
+  TaskTemplate: {
+    ContainerSpec: { Image: string; Labels: Record<string, string>; [key: string]: unknown };
+    ForceUpdate?: number;
+    [key: string]: unknown;
+  };
+  Mode: { Replicated: { Replicas: number } };
+  EndpointSpec: { Mode: "dnsrr" | "vip"; Ports: { Protocol: "tcp"; TargetPort: number; PublishedPort: number; PublishMode: "host" }[] };
+  [key: string]: unknown;
+}
+
+/** Service label holding the image reference the caller gave (the spec runs it by digest). */
+const IMAGE_LABEL = "cp.image";
+const POLL_MS = 250;
+/** How often a new generation moves to another port when something else holds its port. */
+const PORT_MOVES = 3;
+/** Engine calls that reach the registry: a push, and service writes (the nodes then pull). */
+const REGISTRY_CALLS = /\/(images\/.+\/push|services\/create|services\/[^/]+\/update|distribution\/.+\/json)$/;
+
+export class SwarmRuntime implements ContainerRuntime {
+  private readonly client: DockerEngineClient;
+  private readonly local: DockerRuntime;
+  private readonly registry: string;
+  private readonly range: PortRange;
+  private readonly grace: number;
+  private readonly startTimeoutMs: number;
+  private readonly constraints: string[];
+  private readonly random: () => number;
+  private readonly addresses = new Map<string, string>();
+  private readonly remoteRegistry: RegistryClient | undefined;
+
+  constructor(options: SwarmRuntimeOptions) {
+    this.registry = options.registry.replace(/\/+$/, "");
+    const registryHost = this.registry.split("/")[0]!;
+    // The engine wants the header on a push even without credentials (then `{}`).
+    const auth = options.registryAuth ? registryAuthHeader(options.registryAuth, registryHost) : registryAuthHeader(null, registryHost);
+    const base = options.fetch ?? ((input, init) => fetch(input, init));
+    // The registry credentials ride on the calls that push or make nodes pull, never on others.
+    const fetcher: typeof fetch = (input, init) => {
+      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+      if (!REGISTRY_CALLS.test(new URL(url).pathname)) return base(input, init);
+      const headers = new Headers(init?.headers);
+      headers.set("X-Registry-Auth", auth);
+      return base(input, { ...init, headers });
+    };
+    this.client = new DockerEngineClient(options.url, fetcher);
+    this.local = new DockerRuntime({ url: options.url, fetch: fetcher, stopTimeoutSeconds: options.stopGraceSeconds });
+    this.remoteRegistry = options.registryApi ? new RegistryClient(options.registryApi, options.registryAuth) : undefined;
+    this.range = options.portRange ?? DEFAULT_PORT_RANGE;
+    this.grace = options.stopGraceSeconds ?? 10;
+    this.startTimeoutMs = (options.startTimeoutSeconds ?? 120) * 1000;
+    this.constraints = options.constraints ?? [];
+    this.random = options.random ?? Math.random;
+  }
+
+  async ping(): Promise<{ apiVersion: string }> {
+    const apiVersion = await this.client.ping();
+    const { body } = await this.client.json<{ Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean } }>("GET", "/info");
+    if (body.Swarm?.LocalNodeState !== "active" || !body.Swarm.ControlAvailable) {
+      throw new RuntimeUnavailableError("The container engine is not a Docker Swarm manager (RUNTIME_KIND=swarm needs one).");
+    }
+    return { apiVersion };
+  }
+
+  /** The start-up report: what the operator should fix on the swarm ([] when nothing). */
+  async report(): Promise<string[]> {
+    const [info, nodes] = await Promise.all([this.client.json<ManagerInfo>("GET", "/info"), this.client.json<SwarmNode[]>("GET", "/nodes", { accept: [503] })]);
+    return swarmProblems(info.body, nodes.status === 503 ? [] : nodes.body);
+  }
+
+  /** Builds on the manager, then pushes to the registry; the image is then known by its digest. */
+  async build(spec: BuildSpec): Promise<BuildOutcome> {
+    const outcome = await this.local.build(spec);
+    if (!outcome.ok) return outcome;
+    const remote = this.remoteOf(spec.tag);
+    const { name, tag } = splitReference(remote);
+    await this.drain(this.client.request("POST", `/images/${imagePath(spec.tag)}/tag`, { query: { repo: name, tag } }));
+    const res = await this.client.request("POST", `/images/${imagePath(name)}/push`, { query: { tag }, untimed: true });
+    const pushed = pushResult(await readJsonLines(res));
+    if ("error" in pushed) throw new RuntimeUnavailableError(`Pushing the image to the registry failed: ${pushed.error}`);
+    await spec.onOutput?.(`Pushed ${remote}@${pushed.digest}\n`);
+    return { ok: true, image: spec.tag };
+  }
+
+  async start(spec: InstanceSpec): Promise<Instance> {
+    const image = await this.pinned(spec.image);
+    const port = await this.freePort();
+    const serviceSpec: ServiceSpec = {
+      Name: spec.name,
+      Labels: { ...spec.labels, [IMAGE_LABEL]: spec.image },
+      TaskTemplate: {
+        ContainerSpec: {
+          Image: image,
+          Labels: { ...spec.labels, [GENERATION_LABEL]: String(port) },
+          // Exactly the app's variables: the deployment contract sets no PORT.
+          Env: Object.entries(spec.env).map(([key, value]) => `${key}=${value}`),
+          // A tiny init as PID 1 forwards SIGTERM, so processes that ignore it as PID 1 still stop.
+          Init: true,
+          CapabilityDrop: ["ALL"],
+          CapabilityAdd: ["CAP_CHOWN", "CAP_SETUID", "CAP_SETGID", "CAP_NET_BIND_SERVICE"],
+          StopGracePeriod: this.grace * 1e9,
+        },
+        Resources: {
+          Limits: { NanoCPUs: Math.round(spec.limits.cpus * 1e9), MemoryBytes: spec.limits.memoryBytes, Pids: 256 },
+          // Reserving the plan's memory makes the scheduler keep the sums the capacity check reads.
+          Reservations: { MemoryBytes: spec.limits.memoryBytes },
+        },
+        RestartPolicy: { Condition: "on-failure", Delay: 5e9, MaxAttempts: 3, Window: 120e9 },
+        Placement: { Constraints: this.constraints },
+      },
+      Mode: { Replicated: { Replicas: 1 } },
+      UpdateConfig: { Parallelism: 1, Order: "start-first", FailureAction: "rollback", Monitor: 5e9 },
+      RollbackConfig: { Parallelism: 1, Order: "start-first", FailureAction: "pause" },
+      EndpointSpec: endpoint(spec.port, port),
+    };
+    const { body } = await this.client.json<{ ID: string }>("POST", "/services/create", { json: serviceSpec });
+    return this.awaitGeneration(body.ID, port);
+  }
+
+  async inspect(id: string): Promise<InstanceState | null> {
+    const service = await this.service(id);
+    if (!service) return null;
+    const image = service.Spec.Labels[IMAGE_LABEL] ?? service.Spec.TaskTemplate.ContainerSpec.Image;
+    const port = service.Spec.EndpointSpec.Ports[0]?.PublishedPort;
+    if (service.Spec.Mode.Replicated.Replicas === 0 || port === undefined) return { id: service.ID, running: false, url: null, image };
+    const outcome = generationOutcome(await this.tasks(service.ID), port);
+    const url = outcome.kind === "running" ? await this.urlOf(outcome.task, port) : null;
+    return { id: service.ID, running: url !== null, url, image };
+  }
+
+  /** A forced update onto a new port: Swarm starts the new task before stopping the old. */
+  async restart(id: string): Promise<Instance> {
+    return this.update(id, (spec) => {
+      spec.TaskTemplate.ForceUpdate = (spec.TaskTemplate.ForceUpdate ?? 0) + 1;
+    });
+  }
+
+  async stop(id: string): Promise<void> {
+    const service = await this.service(id);
+    if (!service) return;
+    if (service.Spec.Mode.Replicated.Replicas !== 0) {
+      service.Spec.Mode.Replicated.Replicas = 0;
+      await this.write(service);
+    }
+    await this.until(async () => !anyTaskActive(await this.tasks(service.ID)), "the instance to stop");
+  }
+
+  async resume(id: string): Promise<Instance> {
+    return this.update(id, (spec) => {
+      spec.Mode.Replicated.Replicas = 1;
+    });
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.drain(this.client.request("DELETE", `/services/${seg(id)}`, { accept: [404] }));
+  }
+
+  /** Removes the image on the manager under both its names, and its tag in the registry when reachable. */
+  async removeImage(image: string): Promise<void> {
+    await this.local.removeImage(this.remoteOf(image));
+    await this.local.removeImage(image);
+    if (this.remoteRegistry) {
+      const { name, tag } = splitReference(this.remoteOf(image));
+      // A tag is in use while the manager still has the image it names (removed images lose theirs first).
+      await this.remoteRegistry.deleteTag(name.slice(name.indexOf("/") + 1), tag, (other) => this.local.hasImage(`${name}:${other}`));
+    }
+  }
+
+  async instances(labels: Record<string, string>): Promise<string[]> {
+    const filters = JSON.stringify({ label: Object.entries(labels).map(([key, value]) => `${key}=${value}`) });
+    const { body } = await this.client.json<{ ID: string }[]>("GET", "/services", { query: { filters } });
+    return body.map((s) => s.ID);
+  }
+
+  images(repository: string): Promise<string[]> {
+    return this.local.images(repository);
+  }
+
+  hasImage(image: string): Promise<boolean> {
+    return this.local.hasImage(image);
+  }
+
+  /** Every task's output (tasks on any node), the last `tail` lines; a missing service has none. */
+  async logs(id: string, options: { tail?: number } = {}): Promise<string> {
+    const tail = options.tail === undefined ? "all" : String(Math.max(0, Math.floor(options.tail)));
+    const res = await this.client.request("GET", `/services/${seg(id)}/logs`, { query: { stdout: "1", stderr: "1", tail }, accept: [404] });
+    const body = new Uint8Array(await res.arrayBuffer());
+    return res.ok ? demultiplexLogs(body) : "";
+  }
+
+  /** Whether a plan's memory fits on some ready node, from `/nodes` and the running reservations. */
+  async capacity(memoryBytes: number): Promise<CapacityVerdict> {
+    const [nodes, tasks] = await Promise.all([
+      this.client.json<SwarmNode[]>("GET", "/nodes"),
+      this.client.json<(SwarmTask & { Spec?: { Resources?: { Reservations?: { MemoryBytes?: number } } } })[]>("GET", "/tasks", {
+        query: { filters: JSON.stringify({ "desired-state": ["running"] }) },
+      }),
+    ]);
+    return checkCapacity(
+      memoryBytes,
+      nodes.body.map((n) => ({ id: n.ID, state: n.Status?.State ?? "", availability: n.Spec?.Availability ?? "", memoryBytes: n.Description?.Resources?.MemoryBytes ?? 0 })),
+      tasks.body.map((t) => ({ nodeId: t.NodeID ?? "", desiredState: t.DesiredState ?? "", memoryBytes: t.Spec?.Resources?.Reservations?.MemoryBytes ?? 0 })),
+    );
+  }
+
+  /** Applies `change` plus a fresh port (a new generation), then waits for it to run. */
+  private async update(id: string, change: (spec: ServiceSpec) => void): Promise<Instance> {
+    const service = await this.service(id);
+    if (!service) throw new RuntimeUnavailableError(`The swarm has no service ${id}.`);
+    const port = await this.freePort();
+    change(service.Spec);
+    this.publish(service.Spec, port);
+    await this.write(service);
+    return this.awaitGeneration(service.ID, port);
+  }
+
+  /** Publishes the service on another port than `taken` (a new generation of the same spec). */
+  private async movePort(serviceId: string, taken: number): Promise<number> {
+    const service = await this.service(serviceId);
+    if (!service) throw new RuntimeUnavailableError(`The swarm has no service ${serviceId}.`);
+    const port = await this.freePort([taken]);
+    this.publish(service.Spec, port);
+    await this.write(service);
+    return port;
+  }
+
+  private publish(spec: ServiceSpec, port: number): void {
+    spec.EndpointSpec = endpoint(spec.EndpointSpec.Ports[0]?.TargetPort ?? 0, port);
+    spec.TaskTemplate.ContainerSpec.Labels = { ...spec.TaskTemplate.ContainerSpec.Labels, [GENERATION_LABEL]: String(port) };
+  }
+
+  private async write(service: ServiceJson): Promise<void> {
+    await this.drain(
+      this.client.request("POST", `/services/${seg(service.ID)}/update`, { query: { version: String(service.Version.Index) }, json: service.Spec }),
+    );
+  }
+
+  /** Waits until the generation publishing `port` runs (its URL), ends (the app's fault) or is refused. */
+  private async awaitGeneration(serviceId: string, first: number): Promise<Instance> {
+    const deadline = Date.now() + this.startTimeoutMs;
+    let port = first;
+    let moves = 0;
+    for (;;) {
+      const outcome = generationOutcome(await this.tasks(serviceId), port);
+      if (outcome.kind === "portTaken") {
+        // The same spec on another free port; a few tries, then the clash is the answer.
+        if (++moves > PORT_MOVES) throw new RuntimeUnavailableError(`The swarm could not publish the instance: ${outcome.reason}`);
+        port = await this.movePort(serviceId, port);
+        continue;
+      }
+      if (outcome.kind === "running") {
+        const url = await this.urlOf(outcome.task, port);
+        if (url) return { id: serviceId, url };
+      }
+      if (outcome.kind === "exited") throw new InstanceExitedError(serviceId, outcome.exitCode);
+      if (outcome.kind === "refused") throw new RuntimeUnavailableError(`The swarm could not run the instance: ${outcome.reason}`);
+      if (Date.now() > deadline) {
+        throw new RuntimeUnavailableError(`The swarm did not start the instance in time (its task is ${outcome.kind === "waiting" ? outcome.state : outcome.kind}).`);
+      }
+      await sleep(POLL_MS);
+    }
+  }
+
+  private async until(check: () => Promise<boolean>, what: string): Promise<void> {
+    const deadline = Date.now() + this.startTimeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new RuntimeUnavailableError(`The swarm did not finish waiting for ${what} in time.`);
+      await sleep(POLL_MS);
+    }
+  }
+
+  private async urlOf(task: SwarmTask, port: number): Promise<string | null> {
+    if (!task.NodeID) return null;
+    let address = this.addresses.get(task.NodeID);
+    if (!address) {
+      const { status, body } = await this.client.json<SwarmNode>("GET", `/nodes/${seg(task.NodeID)}`, { accept: [404] });
+      address = status === 404 ? undefined : (nodeAddress(body) ?? undefined);
+      if (!address) return null;
+      // Kept for this runtime object's life (one request or job): a node's address rarely changes.
+      this.addresses.set(task.NodeID, address);
+    }
+    return `http://${address.includes(":") && !address.startsWith("[") ? `[${address}]` : address}:${port}`;
+  }
+
+  /** The registry reference by digest of an image built here, e.g. `reg/cp-app-1:d1@sha256:…`. */
+  private async pinned(image: string): Promise<string> {
+    const remote = this.remoteOf(image);
+    const { name } = splitReference(remote);
+    const { status, body } = await this.client.json<{ RepoDigests?: string[] }>("GET", `/images/${imagePath(remote)}/json`, { accept: [404] });
+    const digest = status === 404 ? undefined : body.RepoDigests?.find((d) => d.startsWith(`${name}@`));
+    if (!digest) throw new RuntimeUnavailableError(`The image ${image} was not pushed to the registry; build it again.`);
+    return `${remote}@${digest.slice(name.length + 1)}`;
+  }
+
+  private async freePort(avoid: number[] = []): Promise<number> {
+    const { body } = await this.client.json<{ Spec?: { EndpointSpec?: { Ports?: { PublishedPort?: number }[] } } }[]>("GET", "/services");
+    const used = body.flatMap((s) => (s.Spec?.EndpointSpec?.Ports ?? []).map((p) => p.PublishedPort ?? 0));
+    const port = pickPort([...used, ...avoid], this.range, this.random);
+    if (port === null) throw new RuntimeUnavailableError("Every port of the instance range is taken.");
+    return port;
+  }
+
+  private async service(id: string): Promise<ServiceJson | null> {
+    const { status, body } = await this.client.json<ServiceJson>("GET", `/services/${seg(id)}`, { accept: [404] });
+    return status === 404 ? null : body;
+  }
+
+  private async tasks(serviceId: string): Promise<SwarmTask[]> {
+    const { body } = await this.client.json<SwarmTask[]>("GET", "/tasks", { query: { filters: JSON.stringify({ service: [serviceId] }) } });
+    return body;
+  }
+
+  private remoteOf(image: string): string {
+    return `${this.registry}/${image}`;
+  }
+
+  private async drain(pending: Promise<Response>): Promise<void> {
+    await (await pending).arrayBuffer();
+  }
+}
+
+function endpoint(target: number, published: number): ServiceSpec["EndpointSpec"] {
+  return { Mode: "dnsrr", Ports: [{ Protocol: "tcp", TargetPort: target, PublishedPort: published, PublishMode: "host" }] };
+}
+
+async function readJsonLines(res: Response): Promise<unknown[]> {
+  const lines = new JsonLinesDecoder();
+  return [...lines.push(await res.text()), ...lines.flush()];
+}
+
+function seg(value: string): string {
+  return encodeURIComponent(value);
+}
+
+function imagePath(image: string): string {
+  return image.split("/").map(encodeURIComponent).join("/");
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,122 @@
+/**
+ * The Swarm adapter's pure rules: which task is the instance (by the generation's port), where it
+ * answers (node address), which port a new generation publishes (inside INSTANCE_PORT_RANGE, never
+ * one in use), what a push reported, and the X-Registry-Auth encoding.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  type SwarmTask,
+  generationOutcome,
+  nodeAddress,
+  pickPort,
+  pushResult,
+  registryAuthHeader,
+  splitReference,
+  swarmProblems,
+} from "../../src/runtime/swarm-rules";
+
+const task = (port: number, state: string, extra: Partial<SwarmTask> = {}, desired = "running"): SwarmTask => ({
+  ID: `t-${port}-${state}`,
+  NodeID: "n1",
+  DesiredState: desired,
+  Spec: { ContainerSpec: { Labels: { "cp.port": String(port) } } },
+  Status: { State: state, ...(state === "running" ? { PortStatus: { Ports: [{ TargetPort: 8080, PublishedPort: port }] } } : {}) },
+  ...extra,
+});
+
+describe("generationOutcome", () => {
+  it.each([
+    ["no task yet", [], "waiting"],
+    ["the generation's task runs", [task(20001, "running")], "running"],
+    ["only an older generation runs", [task(20000, "running")], "waiting"],
+    ["the task is still pulling", [task(20001, "preparing")], "waiting"],
+    ["the process ended with a code", [task(20001, "failed", { Status: { State: "failed", ContainerStatus: { ExitCode: 3 } } })], "exited"],
+    ["the process ended cleanly", [task(20001, "complete", { Status: { State: "complete", ContainerStatus: { ExitCode: 0 } } })], "exited"],
+    ["the swarm could not pull", [task(20001, "rejected", { Status: { State: "rejected", Err: "No such image" } })], "refused"],
+    ["a running task told to shut down is not the instance", [task(20001, "running", {}, "shutdown")], "waiting"],
+    ["the scheduler finds the port taken", [task(20001, "pending", { Status: { State: "pending", Err: "no suitable node (host-mode port already in use on 1 node)" } })], "portTaken"],
+    ["the node cannot bind the port", [task(20001, "rejected", { Status: { State: "rejected", Err: "driver failed programming external connectivity: listen tcp4 0.0.0.0:20001: bind: address already in use" } })], "portTaken"],
+  ] as [string, SwarmTask[], string][])("%s: %s", (_name, tasks, kind) => {
+    expect(generationOutcome(tasks, 20001).kind).toBe(kind);
+  });
+
+  it("reports the exit code, and the swarm's reason when it refused", () => {
+    expect(generationOutcome([task(1, "failed", { Status: { State: "failed", ContainerStatus: { ExitCode: 3 } } })], 1)).toEqual({ kind: "exited", exitCode: 3 });
+    expect(generationOutcome([task(1, "rejected", { Status: { State: "rejected", Err: "No such image: x" } })], 1)).toEqual({ kind: "refused", reason: "No such image: x" });
+  });
+});
+
+describe("pickPort", () => {
+  const range = { min: 20000, max: 20003 };
+  it.each([
+    ["the random start when free", [], 0, 20000],
+    ["the next free one after a taken start", [20000, 20001], 0, 20002],
+    ["wraps around the range", [20003], 0.99, 20000],
+    ["none when every port is taken", [20000, 20001, 20002, 20003], 0.5, null],
+  ] as [string, number[], number, number | null][])("%s", (_name, used, random, expected) => {
+    expect(pickPort(used, range, () => random)).toBe(expected);
+  });
+
+  it("never leaves the range, whatever the random source and ports in use", () => {
+    for (let i = 0; i < 200; i++) {
+      const port = pickPort([20000, 29999, 1234], { min: 20000, max: 29999 }, () => i / 200)!;
+      expect(port).toBeGreaterThanOrEqual(20000);
+      expect(port).toBeLessThanOrEqual(29999);
+      expect([20000, 29999]).not.toContain(port);
+    }
+  });
+});
+
+describe("nodeAddress", () => {
+  it.each([
+    ["the node's address", { ID: "n", Status: { Addr: "10.0.0.2" } }, "10.0.0.2"],
+    ["the operator's label first", { ID: "n", Spec: { Labels: { "cp.address": "node1.internal" } }, Status: { Addr: "10.0.0.2" } }, "node1.internal"],
+    ["a manager reporting 0.0.0.0 uses its manager address", { ID: "n", Status: { Addr: "0.0.0.0" }, ManagerStatus: { Addr: "10.0.0.1:2377" } }, "10.0.0.1"],
+    ["none known", { ID: "n", Status: { Addr: "0.0.0.0" } }, null],
+  ] as [string, Parameters<typeof nodeAddress>[0], string | null][])("%s", (_name, node, expected) => {
+    expect(nodeAddress(node)).toBe(expected);
+  });
+});
+
+describe("pushResult", () => {
+  it.each([
+    ["the digest of the aux message", [{ status: "Pushed" }, { aux: { Tag: "1", Digest: "sha256:ab", Size: 5 } }], { digest: "sha256:ab" }],
+    ["the first error", [{ status: "Preparing" }, { errorDetail: { message: "denied" }, error: "denied" }], { error: "denied" }],
+    ["no digest is an error", [{ status: "Pushed" }], { error: "the registry did not report the pushed image's digest" }],
+  ] as [string, unknown[], unknown][])("%s", (_name, messages, expected) => {
+    expect(pushResult(messages)).toEqual(expected);
+  });
+});
+
+describe("registryAuthHeader and splitReference", () => {
+  it("encodes the credentials as base64url JSON, and `{}` without credentials", () => {
+    const header = registryAuthHeader({ username: "ci", password: "p?>>" }, "reg.example.net");
+    expect(header).not.toMatch(/[+/]/);
+    const json = atob(header.replace(/-/g, "+").replace(/_/g, "/"));
+    expect(JSON.parse(json)).toEqual({ username: "ci", password: "p?>>", serveraddress: "reg.example.net" });
+    expect(atob(registryAuthHeader(null, "reg"))).toBe("{}");
+  });
+
+  it.each([
+    ["cp-app-1:d1", { name: "cp-app-1", tag: "d1" }],
+    ["10.0.0.1:5000/cp-app-1:d1", { name: "10.0.0.1:5000/cp-app-1", tag: "d1" }],
+    ["10.0.0.1:5000/cp-app-1", { name: "10.0.0.1:5000/cp-app-1", tag: "latest" }],
+  ])("splits %s", (image, expected) => {
+    expect(splitReference(image)).toEqual(expected);
+  });
+});
+
+describe("swarmProblems (the start-up report)", () => {
+  const manager = { Swarm: { LocalNodeState: "active", ControlAvailable: true }, SecurityOptions: ["name=seccomp,profile=default"] };
+  const ready = { ID: "n1", Spec: { Availability: "active" }, Status: { State: "ready", Addr: "10.0.0.1" } };
+  it.each([
+    ["a sound swarm", manager, [ready], []],
+    ["not a manager", { ...manager, Swarm: { LocalNodeState: "inactive" } }, [ready], [/not a Docker Swarm manager/]],
+    ["every node drained", manager, [{ ...ready, Spec: { Availability: "drain" } }], [/No node of the swarm is ready and active/]],
+    ["a node with no address", manager, [ready, { ID: "n2", Spec: { Availability: "active" }, Status: { State: "ready", Addr: "0.0.0.0" } }], [/Node n2 reports no address/]],
+  ] as [string, Parameters<typeof swarmProblems>[0], Parameters<typeof swarmProblems>[1], RegExp[]][])("%s", (_name, info, nodes, expected) => {
+    const problems = swarmProblems(info, nodes);
+    expect(problems).toHaveLength(expected.length);
+    expected.forEach((pattern, i) => expect(problems[i]).toMatch(pattern));
+  });
+});
