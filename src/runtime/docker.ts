@@ -54,11 +54,12 @@ export class DockerRuntime implements ContainerRuntime {
     const timeoutSeconds = spec.timeoutSeconds;
     const timer = timeoutSeconds === undefined ? null : setTimeout(() => deadline.abort(new BuildTimeout(timeoutSeconds)), timeoutSeconds * 1000);
     try {
-      return await this.runBuild(spec, deadline.signal);
+      return await this.runBuild(spec, spec.signal ? AbortSignal.any([deadline.signal, spec.signal]) : deadline.signal);
     } catch (error) {
       // Ending the call is what cancels the build: the engine stops the running step and
       // removes its container (forcerm) when the client goes away.
       if (deadline.signal.aborted) return { ok: false, error: (deadline.signal.reason as BuildTimeout).message, timedOut: true };
+      if (spec.signal?.aborted) throw spec.signal.reason;
       throw error;
     } finally {
       if (timer) clearTimeout(timer);

@@ -29,6 +29,8 @@ export interface BuildSpec {
    * outcome is `{ok: false, timedOut: true}`.
    */
   timeoutSeconds?: number;
+  /** Ends the build call early (its context broke off); the build then rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export type BuildOutcome =

@@ -85,9 +85,11 @@ async function build(input: BuildStepInput): Promise<BuildStepOutcome> {
   const { context, inspection, done } = source;
   await input.step(`Building ${input.buildFile.path} (context: ${input.rootDirectory || "repository root"})`);
   let built: Awaited<ReturnType<ContainerRuntime["build"]>>;
+  const upload = new AbortController();
   try {
     built = await input.runtime.build({
-      context,
+      context: guardedUpload(context, upload),
+      signal: upload.signal,
       dockerfile: input.buildFile.inContext,
       tag: input.tag,
       limits: input.buildLimits,
@@ -123,8 +125,13 @@ type OpenSource =
 
 /** The archive as a build context, under the source deadline (fetch and unpacking together). */
 async function openSource(input: BuildStepInput): Promise<OpenSource> {
+  // Two signals: the reader's carries the sentence it fails with; the requests' carries none.
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new SourceLimitError(sourceTimeoutMessage(input.repository, input.sourceTimeoutSeconds))), input.sourceTimeoutSeconds * 1000);
+  const requests = new AbortController();
+  const timer = setTimeout(() => {
+    deadline.abort(new SourceLimitError(sourceTimeoutMessage(input.repository, input.sourceTimeoutSeconds)));
+    requests.abort();
+  }, input.sourceTimeoutSeconds * 1000);
   const done = () => {
     clearTimeout(timer);
     if (!deadline.signal.aborted) deadline.abort(new Error("The source is no longer read."));
@@ -132,7 +139,7 @@ async function openSource(input: BuildStepInput): Promise<OpenSource> {
   await input.step(`Fetching branch ${input.branch} of ${input.repository}`);
   let fetched: Awaited<ReturnType<typeof fetchSourceArchive>>;
   try {
-    fetched = await fetchSourceArchive(input.repository, input.branch, { policy: input.policy, fetch: input.fetch, signal: deadline.signal });
+    fetched = await fetchSourceArchive(input.repository, input.branch, { policy: input.policy, fetch: input.fetch, signal: requests.signal });
   } catch (err) {
     done();
     if (deadline.signal.reason instanceof SourceLimitError) return { ok: false, kind: "source_unavailable", message: deadline.signal.reason.message };
@@ -151,6 +158,32 @@ async function openSource(input: BuildStepInput): Promise<OpenSource> {
   // Once the archive has passed through, the deadline no longer applies.
   inspection.then(() => clearTimeout(timer), () => clearTimeout(timer));
   return { ok: true, context, inspection, done };
+}
+
+/**
+ * The context as the engine upload reads it. When the context breaks off (a cap, the deadline, a
+ * damaged archive), the upload is aborted rather than ended: the engine never sees a complete
+ * context, and the build call rejects at once.
+ */
+function guardedUpload(context: ReadableStream<Uint8Array>, upload: AbortController): ReadableStream<Uint8Array> {
+  const reader = context.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const next = await reader.read();
+          if (next.done) controller.close();
+          else controller.enqueue(next.value);
+        } catch {
+          // The reason stays with the context (the inspection reports it); the abort itself carries none.
+          upload.abort();
+        }
+      },
+      // An errored context rejects the cancel with its error, already reported by the inspection.
+      cancel: (reason) => reader.cancel(reason).catch(() => undefined),
+    },
+    { highWaterMark: 0 },
+  );
 }
 
 /** A reused image still needs its build file's text (the probed port): the archive is read again, not built. */

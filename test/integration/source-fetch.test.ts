@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { claimDeployBuild, deployBuildAliveAt } from "../../src/apps/store";
 import { DockerRuntime } from "../../src/runtime";
 import { type BuildMark, type BuildStepInput, fetchAndBuild } from "../../src/source/build-step";
 import { fetchSourceArchive } from "../../src/source/fetch";
@@ -227,5 +228,16 @@ describe("deploys through the queue", () => {
       status: "failed",
       failure: { kind: "source_unavailable", message: `The repository ${repository} could not be fetched: its forge redirected to a link-local or cloud metadata address, which deploys never fetch from.` },
     });
+  });
+
+  it("the deploy job claims the deploy's build mark, so no later try may claim it again", async () => {
+    const client = await signedUpClient();
+    const repository = await publishRepository(unique("marked"), httpdFiles("<p>marked</p>"));
+    const app = await client.json<AppJson>("POST", "/console/api/apps", { name: "Marked", repository });
+    const { deploy } = await client.json<{ deploy: { id: string } }>("POST", `/console/api/apps/${app.id}/deploy`);
+    const done = await waitForDeploy(client, app.id);
+    expect(done.latest_deploy).toMatchObject({ id: deploy.id, status: "live" });
+    expect(await deployBuildAliveAt(env, deploy.id)).toEqual(expect.any(Number));
+    expect(await claimDeployBuild(env, deploy.id, Date.now())).toBe(false);
   });
 });
