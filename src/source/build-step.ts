@@ -19,6 +19,19 @@ export const BUILD_MARK_REFRESH_MS = 15_000;
 export const BUILD_MARK_STALE_MS = 60_000;
 const BUILD_WAIT_POLL_MS = 2_000;
 
+export const BUILD_INTERRUPTED = "The build was interrupted before it finished, and a deploy is never built twice. Deploy again.";
+
+/**
+ * What a try does that found the build mark taken by an earlier try: use the image once it is
+ * there; go on waiting while the mark is fresh (the build still runs) and the wait has not passed
+ * the build deadline; otherwise fail the deploy, never starting a second build.
+ */
+export function waitingTry(state: { imageExists: boolean; markAt: number | null; now: number; waitUntil: number }): "reuse" | "wait" | "fail" {
+  if (state.imageExists) return "reuse";
+  if (state.markAt === null || state.now - state.markAt > BUILD_MARK_STALE_MS || state.now > state.waitUntil) return "fail";
+  return "wait";
+}
+
 export interface BuildMark {
   /** True when this try may build (the mark was not set); sets it. */
   claim(): Promise<boolean>;
@@ -58,13 +71,11 @@ export async function fetchAndBuild(input: BuildStepInput): Promise<BuildStepOut
   if (await runtime.hasImage(tag)) return reuse(input, "An earlier try of this deploy built its image; using it");
   if (!(await input.mark.claim())) {
     await input.step("An earlier try of this deploy started its build; waiting for it rather than building twice");
-    const deadline = input.now() + input.buildTimeoutSeconds * 1000 + BUILD_MARK_STALE_MS;
+    const waitUntil = input.now() + input.buildTimeoutSeconds * 1000 + BUILD_MARK_STALE_MS;
     for (;;) {
-      if (await runtime.hasImage(tag)) return reuse(input, "The earlier try's build finished; using its image");
-      const alive = await input.mark.aliveAt();
-      if (alive === null || input.now() - alive > BUILD_MARK_STALE_MS || input.now() > deadline) {
-        return { ok: false, kind: "build_failed", message: "The build was interrupted before it finished, and a deploy is never built twice. Deploy again." };
-      }
+      const next = waitingTry({ imageExists: await runtime.hasImage(tag), markAt: await input.mark.aliveAt(), now: input.now(), waitUntil });
+      if (next === "reuse") return reuse(input, "The earlier try's build finished; using its image");
+      if (next === "fail") return { ok: false, kind: "build_failed", message: BUILD_INTERRUPTED };
       await sleep(BUILD_WAIT_POLL_MS);
     }
   }

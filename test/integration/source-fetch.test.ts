@@ -240,4 +240,19 @@ describe("deploys through the queue", () => {
     expect(await deployBuildAliveAt(env, deploy.id)).toEqual(expect.any(Number));
     expect(await claimDeployBuild(env, deploy.id, Date.now())).toBe(false);
   });
+
+  it.each([
+    ["https://169.254.169.254/acme/shop"],
+    ["http://metadata.google.internal/acme/shop"],
+    ["https://[::ffff:a9fe:a9fe]/acme/shop"],
+  ])("refuses to save %s as a repository address (400 naming the field)", async (repository) => {
+    const client = await signedUpClient({ credit: 0 });
+    const created = await client.call("POST", "/console/api/apps", { name: "Metadata", repository });
+    expect(created.status).toBe(400);
+    expect(await created.json()).toEqual({
+      success: false,
+      code: "INVALID_REQUEST",
+      error: "repository: Deploys never fetch from link-local, cloud metadata or reserved addresses; use the repository's public https:// address.",
+    });
+  });
 });

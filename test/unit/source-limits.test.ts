@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildLimits } from "../../src/runtime/docker";
+import { BUILD_MARK_REFRESH_MS, BUILD_MARK_STALE_MS, waitingTry } from "../../src/source/build-step";
 import { buildTimeoutMessage, formatBytes, formatSeconds, sourceCapRefusal, sourceTimeoutMessage } from "../../src/source/limits";
 
 // Builds and source caps (tenants sharing an engine cannot starve each other): SOURCE_MAX_BYTES of
@@ -65,5 +66,23 @@ describe("buildLimits (the build's memory and CPU on the engine)", () => {
     ["two CPUs", { memoryBytes: 256 * 1024 * 1024, cpus: 2 }, { memory: "268435456", memswap: "268435456", cpuperiod: "100000", cpuquota: "200000" }],
   ])("%s", (_name, limits, query) => {
     expect(buildLimits(limits)).toEqual(query);
+  });
+});
+
+describe("waitingTry (a retried deploy job never builds twice)", () => {
+  const now = 1_000_000;
+  it.each<[string, { imageExists: boolean; markAt: number | null; waitUntil: number }, "reuse" | "wait" | "fail"]>([
+    ["the earlier try's image is there", { imageExists: true, markAt: now - 5 * 60_000, waitUntil: now - 1 }, "reuse"],
+    ["the mark was refreshed just now", { imageExists: false, markAt: now, waitUntil: now + 60_000 }, "wait"],
+    ["the mark is exactly as old as a stale one may be", { imageExists: false, markAt: now - BUILD_MARK_STALE_MS, waitUntil: now + 60_000 }, "wait"],
+    ["the mark has gone stale: the try that built has ended", { imageExists: false, markAt: now - BUILD_MARK_STALE_MS - 1, waitUntil: now + 60_000 }, "fail"],
+    ["the wait has passed the build deadline", { imageExists: false, markAt: now, waitUntil: now - 1 }, "fail"],
+    ["no mark at all (cleared meanwhile)", { imageExists: false, markAt: null, waitUntil: now + 60_000 }, "fail"],
+  ])("%s", (_name, state, expected) => {
+    expect(waitingTry({ ...state, now })).toBe(expected);
+  });
+
+  it("a running build refreshes its mark well within the time that makes it stale", () => {
+    expect(BUILD_MARK_REFRESH_MS * 3).toBeLessThanOrEqual(BUILD_MARK_STALE_MS);
   });
 });
