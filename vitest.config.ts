@@ -25,6 +25,8 @@ export default defineConfig(async () => {
             TEST_MIGRATIONS: migrations,
             RUNTIME_URL: fakeDocker.url,
             FORGE_URL: forge.url,
+            // The forge stand-in is on loopback, which deploys fetch from only with this on.
+            ALLOW_LOCAL_SOURCES: "true",
             DNS_RESOLVER_URL: dns.resolverUrl,
             DNS_TIMEOUT_SECONDS: "2",
             CLOUDFLARE_FAKE_URL: cloudflare.url,

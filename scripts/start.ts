@@ -24,7 +24,9 @@ const dns = await setUpLocalDns(join(ROOT, ".dev.vars"), dnsRecords, process.env
   return null;
 });
 
-const server = await startDevServer({ port, persistTo: process.env.PERSIST_TO, inheritOutput: true }).catch((err: Error) => {
+// The dev forge is on loopback: deploys may fetch from it (the deployed Worker keeps this off).
+const allowLocalSources = readDevVar("ALLOW_LOCAL_SOURCES") ?? "true";
+const server = await startDevServer({ port, persistTo: process.env.PERSIST_TO, inheritOutput: true, vars: { ALLOW_LOCAL_SOURCES: allowLocalSources } }).catch((err: Error) => {
   console.error(`\n${err.message}`);
   process.exit(1);
 });

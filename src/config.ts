@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PLANS } from "./apps/plans";
 import { DOMAIN_SETTINGS, DOMAIN_SETTING_DEFAULTS, domainSettingsProblems } from "./domains/settings";
 import { RUNTIME_SETTINGS, RUNTIME_SETTING_DEFAULTS, runtimeSettingsProblems } from "./runtime/settings";
 
@@ -22,6 +23,36 @@ const seconds = (name: string, fallback: number, min = 1) =>
       const value = Number(text);
       if (!Number.isSafeInteger(value) || value < min) {
         ctx.addIssue({ code: "custom", message: `${name} must be at least ${min}, got "${raw}"` });
+        return z.NEVER;
+      }
+      return value;
+    });
+
+/** An on/off switch: true, false, 1, 0, on, off, yes, no (any case); empty is `fallback`. */
+const flag = (name: string, fallback: boolean) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = raw?.trim().toLowerCase() ?? "";
+      if (text === "") return fallback;
+      if (["true", "1", "on", "yes"].includes(text)) return true;
+      if (["false", "0", "off", "no"].includes(text)) return false;
+      ctx.addIssue({ code: "custom", message: `${name} must be true or false, got "${raw}"` });
+      return z.NEVER;
+    });
+
+/** A positive decimal such as 0.5 or 2 (CPUs). */
+const decimal = (name: string, fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = raw?.trim() ?? "";
+      if (text === "") return fallback;
+      const value = Number(text);
+      if (!/^\d+(\.\d+)?$/.test(text) || !(value > 0) || value > 1024) {
+        ctx.addIssue({ code: "custom", message: `${name} must be a number above 0 such as 0.5 or 2, got "${raw}"` });
         return z.NEVER;
       }
       return value;
@@ -72,6 +103,17 @@ const ConfigSchema = z.object({
       return text;
     }),
   PROBE_TIMEOUT_SECONDS: seconds("PROBE_TIMEOUT_SECONDS", 60),
+  /** How long a build may run before it is cancelled on the engine and the deploy fails. */
+  BUILD_TIMEOUT_SECONDS: seconds("BUILD_TIMEOUT_SECONDS", 900),
+  /** Memory and CPUs of a build's steps; default the largest plan's (pro). */
+  BUILD_MEMORY_MB: seconds("BUILD_MEMORY_MB", PLANS.pro.memoryMb, 6),
+  BUILD_CPUS: decimal("BUILD_CPUS", PLANS.pro.cpus),
+  /** Caps of a deploy's source archive: unpacked bytes, entries, and the time to fetch and unpack it. */
+  SOURCE_MAX_BYTES: seconds("SOURCE_MAX_BYTES", 1024 ** 3),
+  SOURCE_MAX_ENTRIES: seconds("SOURCE_MAX_ENTRIES", 100_000),
+  SOURCE_TIMEOUT_SECONDS: seconds("SOURCE_TIMEOUT_SECONDS", 300),
+  /** Sources on http, loopback or private addresses (a dev forge); off where the Worker is deployed. */
+  ALLOW_LOCAL_SOURCES: flag("ALLOW_LOCAL_SOURCES", false),
   /**
    * How long an app's instance has to send its response headers once the request has reached it;
    * past that the proxy answers 504. Only the wait for headers: a streaming body is never cut.
@@ -165,6 +207,13 @@ export const SETTING_DEFAULTS = {
   APPS_DOMAIN: "localhost",
   PROBE_TIMEOUT_SECONDS: 60,
   PROXY_HEADER_TIMEOUT_SECONDS: 100,
+  BUILD_TIMEOUT_SECONDS: 900,
+  BUILD_MEMORY_MB: PLANS.pro.memoryMb,
+  BUILD_CPUS: PLANS.pro.cpus,
+  SOURCE_MAX_BYTES: 1024 ** 3,
+  SOURCE_MAX_ENTRIES: 100_000,
+  SOURCE_TIMEOUT_SECONDS: 300,
+  ALLOW_LOCAL_SOURCES: false,
   EXPORT_INVOCATION_BYTES: 1024 ** 3,
   ...DOMAIN_SETTING_DEFAULTS,
   ...RUNTIME_SETTING_DEFAULTS,

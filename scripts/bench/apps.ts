@@ -56,6 +56,8 @@ function workerVars(engineUrl: string, secrets: ReturnType<typeof generateSecret
     RATE_LIMIT_BURST: "1000000",
     RUNTIME_URL: engineUrl,
     PROBE_TIMEOUT_SECONDS: "30",
+    // The benchmark's forge is on loopback.
+    ALLOW_LOCAL_SOURCES: "true",
   };
 }
 

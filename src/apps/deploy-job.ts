@@ -5,8 +5,7 @@ import { deploys } from "../db/schema";
 import { describeError, log } from "../http/log";
 import { runtimeFromUrl } from "../runtime";
 import { type ContainerRuntime, type Instance, RuntimeUnavailableError } from "../runtime/types";
-import { buildContextFromArchive } from "../source/context";
-import { archiveUrl } from "../source/forge";
+import { fetchAndBuild } from "../source/build-step";
 import { DRAIN_MS, appController } from "./app-controller";
 import { missingBuildFileMessage, resolveBuildFile } from "./contract/build-file";
 import { probedPort } from "./contract/expose";
@@ -14,7 +13,7 @@ import { DeployLog, deployLogKey } from "./deploy-log";
 import { appImageRepository, launchInstance } from "./launch";
 import type { DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
-import { type AppRow, type DeployRow, getApp } from "./store";
+import { type AppRow, type DeployRow, claimDeployBuild, deployBuildAliveAt, getApp, refreshDeployBuild } from "./store";
 import { launchEnv } from "../envvars/store";
 
 /** `max_retries` of the deploy-jobs consumer in wrangler.toml. */
@@ -22,8 +21,6 @@ export const DEPLOY_QUEUE_MAX_RETRIES = 2;
 export const DEPLOY_MAX_ATTEMPTS = DEPLOY_QUEUE_MAX_RETRIES + 1;
 export const DEPLOY_QUEUE = "deploy-jobs";
 export const DEPLOY_DLQ = "deploy-jobs-dlq";
-/** How long the tar reader may take to report on the build file after the engine has read the context. */
-const INSPECTION_GRACE_MS = 10_000;
 
 export interface Failure {
   kind: "no_engine" | "engine_unreachable" | "invalid_settings" | "source_unavailable" | "build_file_missing" | "build_failed" | "start_failed" | "probe_failed" | "interrupted";
@@ -134,36 +131,35 @@ async function buildAndLaunch(env: Env, runtime: ContainerRuntime, app: AppRow, 
   const buildFile = resolveBuildFile(app.rootDirectory, app.dockerfilePath);
   if (!buildFile.ok) return { ok: false, failure: { kind: "invalid_settings", message: buildFile.message } };
 
-  const url = archiveUrl(app.repository, app.branch);
-  await deployLog.step(`Fetching branch ${app.branch} of ${app.repository}`);
-  const res = await (options.fetch ?? fetch)(url, { redirect: "follow" }).catch((err: unknown) => err as Error);
-  if (res instanceof Error || !res.ok || !res.body) {
-    const why = res instanceof Error ? res.message : `HTTP ${res.status}`;
-    return { ok: false, failure: { kind: "source_unavailable", message: `The repository could not be fetched (${why} from ${url}). Check the repository address and that branch ${app.branch} exists.` } };
+  const built = await fetchAndBuild({
+    runtime,
+    repository: app.repository,
+    branch: app.branch,
+    rootDirectory: app.rootDirectory,
+    buildFile,
+    tag: `${appImageRepository(app.id)}:${deploy.id}`,
+    policy: { allowLocal: config.ALLOW_LOCAL_SOURCES },
+    caps: { maxBytes: config.SOURCE_MAX_BYTES, maxEntries: config.SOURCE_MAX_ENTRIES },
+    sourceTimeoutSeconds: config.SOURCE_TIMEOUT_SECONDS,
+    buildTimeoutSeconds: config.BUILD_TIMEOUT_SECONDS,
+    buildLimits: { memoryBytes: config.BUILD_MEMORY_MB * 1024 * 1024, cpus: config.BUILD_CPUS },
+    mark: {
+      claim: () => claimDeployBuild(env, deploy.id, options.now()),
+      refresh: () => refreshDeployBuild(env, deploy.id, options.now()),
+      aliveAt: () => deployBuildAliveAt(env, deploy.id),
+    },
+    now: options.now,
+    fetch: options.fetch,
+    step: (text) => deployLog.step(text),
+    append: (text) => deployLog.append(text),
+  });
+  if (!built.ok) {
+    const message = built.kind === "build_file_missing" ? missingBuildFileMessage(buildFile.path, built.buildFiles ?? []) : built.message;
+    return { ok: false, failure: { kind: built.kind, message } };
   }
+  const build = built;
 
-  const { context, inspection } = buildContextFromArchive(res.body, { rootDirectory: app.rootDirectory, dockerfilePath: buildFile.path });
-  const tag = `${appImageRepository(app.id)}:${deploy.id}`;
-  await deployLog.step(`Building ${buildFile.path} (context: ${app.rootDirectory || "repository root"})`);
-  const build = await runtime.build({ context, dockerfile: buildFile.inContext, tag, onOutput: (text) => deployLog.append(text.replace(/\n$/, "")) });
-  const found = await Promise.race([
-    inspection.catch((err: Error) => err),
-    new Promise<null>((r) => setTimeout(() => r(null), INSPECTION_GRACE_MS)),
-  ]);
-  if (found instanceof Error) {
-    if (build.ok) await runtime.removeImage(build.image).catch(() => undefined);
-    return { ok: false, failure: { kind: "source_unavailable", message: found.message } };
-  }
-  if (found && found.dockerfile === null) {
-    if (build.ok) await runtime.removeImage(build.image).catch(() => undefined);
-    return { ok: false, failure: { kind: "build_file_missing", message: missingBuildFileMessage(buildFile.path, found.buildFiles) } };
-  }
-  if (!build.ok) {
-    const step = build.failedStep ? ` at ${build.failedStep}` : "";
-    return { ok: false, failure: { kind: "build_failed", message: `The build failed${step}: ${build.error}` } };
-  }
-
-  const port = probedPort(found?.dockerfile ?? null);
+  const port = probedPort(built.dockerfile);
   await deployLog.step(`Image built; port ${port.port} (${port.reason})`);
   // Only a deploy still in flight moves on: one failed meanwhile (dead-letter queue, deadline) stays failed.
   const current = await database(env)

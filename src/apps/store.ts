@@ -1,5 +1,5 @@
 import { type BillingView, viewBilling } from "../billing/app-billing";
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, isNull } from "drizzle-orm";
 import { database } from "../db/client";
 import { type AppStatus, type DeployStatus, type PortSource, apps, deploys } from "../db/schema";
 import { notFound } from "../http/errors";
@@ -193,4 +193,28 @@ export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: 
     env: viewEnvState(row),
     billing: viewBilling(row),
   };
+}
+
+/**
+ * The build mark of a deploy (`build_alive_at`): the first try to claim it builds; a claim that
+ * finds it set answers false, so a queue retry never starts a second build of the same deploy.
+ */
+export async function claimDeployBuild(env: Env, deployId: string, now: number): Promise<boolean> {
+  const claimed = await database(env)
+    .update(deploys)
+    .set({ buildAliveAt: now })
+    .where(and(eq(deploys.id, deployId), isNull(deploys.buildAliveAt)))
+    .returning({ id: deploys.id });
+  return claimed.length > 0;
+}
+
+/** Keeps a running build's mark fresh, so a retry waiting on it knows the build still runs. */
+export async function refreshDeployBuild(env: Env, deployId: string, now: number): Promise<void> {
+  await database(env).update(deploys).set({ buildAliveAt: now }).where(eq(deploys.id, deployId));
+}
+
+/** When the deploy's build last showed signs of life, or null when none was started. */
+export async function deployBuildAliveAt(env: Env, deployId: string): Promise<number | null> {
+  const row = await database(env).select({ at: deploys.buildAliveAt }).from(deploys).where(eq(deploys.id, deployId)).get();
+  return row?.at ?? null;
 }

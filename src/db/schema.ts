@@ -221,6 +221,12 @@ export const deploys = sqliteTable(
     port: integer("port"),
     portSource: text("port_source", { enum: PORT_SOURCES }),
     portReason: text("port_reason"),
+    /**
+     * The build mark: set when a try of the deploy job starts this deploy's build, refreshed while
+     * the build runs. A later try (a queue retry) that finds it set never starts another build: it
+     * reuses the deploy's image or waits for it while the mark stays fresh.
+     */
+    buildAliveAt: integer("build_alive_at"),
     /** The red panel: what the log says went wrong (JSON `{kind, message}`). */
     failure: text("failure", { mode: "json" }).$type<{ kind: string; message: string }>(),
   },

@@ -26,6 +26,8 @@ export interface DockerRequest {
   accept?: number[];
   /** No time limit (builds and other long streams). */
   untimed?: boolean;
+  /** Ends the request and its reply stream (a build's deadline). */
+  signal?: AbortSignal;
 }
 
 /** Ordinary calls (create, stop with its grace period, inspect) finish well within this. */
@@ -91,7 +93,8 @@ export class DockerEngineClient {
     }
     // Node's fetch requires `duplex: "half"` for a stream body; workerd ignores the field.
     const init = { method, headers, body, ...(req.stream ? { duplex: "half" } : {}) } as RequestInit;
-    if (!req.untimed) init.signal = AbortSignal.timeout(REQUEST_TIMEOUT_MS);
+    const signals = [...(req.untimed ? [] : [AbortSignal.timeout(REQUEST_TIMEOUT_MS)]), ...(req.signal ? [req.signal] : [])];
+    if (signals.length > 0) init.signal = signals.length === 1 ? signals[0] : AbortSignal.any(signals);
     let res: Response;
     try {
       res = await this.fetcher(url, init);

@@ -50,14 +50,32 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   async build(spec: BuildSpec): Promise<BuildOutcome> {
+    const deadline = new AbortController();
+    const timeoutSeconds = spec.timeoutSeconds;
+    const timer = timeoutSeconds === undefined ? null : setTimeout(() => deadline.abort(new BuildTimeout(timeoutSeconds)), timeoutSeconds * 1000);
+    try {
+      return await this.runBuild(spec, spec.signal ? AbortSignal.any([deadline.signal, spec.signal]) : deadline.signal);
+    } catch (error) {
+      // Ending the call is what cancels the build: the engine stops the running step and
+      // removes its container (forcerm) when the client goes away.
+      if (deadline.signal.aborted) return { ok: false, error: (deadline.signal.reason as BuildTimeout).message, timedOut: true };
+      if (spec.signal?.aborted) throw spec.signal.reason;
+      throw error;
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+  }
+
+  private async runBuild(spec: BuildSpec, signal: AbortSignal): Promise<BuildOutcome> {
     const res = await this.client.request("POST", "/build", {
-      query: { t: spec.tag, dockerfile: spec.dockerfile, rm: "1", forcerm: "1" },
+      query: { t: spec.tag, dockerfile: spec.dockerfile, rm: "1", forcerm: "1", ...buildLimits(spec.limits) },
       stream: spec.context,
       contentType: "application/x-tar",
       // Docker answers 400 (Dockerfile parse error) and 500 (`Cannot locate specified
       // Dockerfile`) for problems in the app's context: those are build outcomes, not outages.
       accept: [400, 500],
       untimed: true,
+      signal,
     });
     if (!res.ok) {
       const error = await engineMessage(res);
@@ -222,6 +240,26 @@ async function followBuild(res: Response, onOutput: BuildSpec["onOutput"]): Prom
   }
   await emit(progress.finish());
   return progress;
+}
+
+class BuildTimeout extends Error {
+  constructor(readonly seconds: number) {
+    super(`The build did not finish within ${seconds} s.`);
+  }
+}
+
+/** The CFS period the engine divides CPU time into; a quota of `cpus` periods is `cpus` CPUs. */
+const CPU_PERIOD_US = 100_000;
+
+/** /build's limits for the containers of RUN steps: memory without swap on top, and a CPU quota. */
+export function buildLimits(limits: BuildSpec["limits"]): Record<string, string> {
+  if (!limits) return {};
+  return {
+    memory: String(limits.memoryBytes),
+    memswap: String(limits.memoryBytes),
+    cpuperiod: String(CPU_PERIOD_US),
+    cpuquota: String(Math.round(limits.cpus * CPU_PERIOD_US)),
+  };
 }
 
 /** One path segment (a container id or name). */

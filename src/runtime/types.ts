@@ -21,12 +21,22 @@ export interface BuildSpec {
   tag: string;
   /** Build output as it comes, one or more whole lines per call (engine's stream decoded). */
   onOutput?: (text: string) => void | Promise<void>;
+  /** Memory and CPU the build's steps may use (BUILD_MEMORY_MB, BUILD_CPUS). */
+  limits?: InstanceLimits;
+  /**
+   * BUILD_TIMEOUT_SECONDS: past it the build is cancelled on the engine (the adapter ends the
+   * build call, which makes the engine stop the step it runs and remove its container) and the
+   * outcome is `{ok: false, timedOut: true}`.
+   */
+  timeoutSeconds?: number;
+  /** Ends the build call early (its context broke off); the build then rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export type BuildOutcome =
   | { ok: true; image: string }
   /** `error`: the engine's sentence; `failedStep`: the build step that failed (`Step 3/5 : RUN make`), when known. */
-  | { ok: false; error: string; failedStep?: string };
+  | { ok: false; error: string; failedStep?: string; timedOut?: true };
 
 export interface InstanceSpec {
   image: string;

@@ -7,6 +7,7 @@
  */
 import { createTarDecoder, createTarPacker, type ParsedTarEntry, type TarHeader, type TarPackController } from "modern-tar";
 import { isBuildFileName, normalizeRepoPath } from "../apps/contract/build-file";
+import { type SourceCaps, type SourceTally, sourceCapRefusal } from "./limits";
 
 /** A build file larger than this is not a Dockerfile anyone wrote; its text is not kept in memory. */
 export const DEFAULT_MAX_BUILD_FILE_BYTES = 1024 * 1024;
@@ -17,6 +18,10 @@ export interface ContextOptions {
   /** The build file's repository-relative path (`resolveBuildFile(...).path`). */
   dockerfilePath: string;
   maxBuildFileBytes?: number;
+  /** SOURCE_MAX_BYTES and SOURCE_MAX_ENTRIES; none when absent. */
+  caps?: SourceCaps;
+  /** Ends the reading; an Error reason (the source deadline's sentence) is what the reader fails with. */
+  signal?: AbortSignal;
 }
 
 export interface ArchiveInspection {
@@ -24,6 +29,11 @@ export interface ArchiveInspection {
   dockerfile: string | null;
   /** Every build file in the repository (`isBuildFileName`), repository-relative, sorted. */
   buildFiles: string[];
+}
+
+/** An archive refused by a source cap or deadline: `message` is the red panel's whole sentence. */
+export class SourceLimitError extends Error {
+  override readonly name = "SourceLimitError";
 }
 
 /** Why an archive could not be turned into a context; `reason` is the clause after "could not be read:". */
@@ -49,7 +59,8 @@ export function buildContextFromArchive(
   const root = normalizeRepoPath(options.rootDirectory, "Root directory");
   if (!root.ok) throw new Error(root.message);
   const { readable, controller } = createTarPacker();
-  const inspection = copyEntries(gunzip(archive), controller, { ...options, rootDirectory: root.path }).then(
+  const tally: SourceTally = { bytes: 0, entries: 0 };
+  const inspection = copyEntries(gunzip(archive, tally, options), controller, { ...options, rootDirectory: root.path }, tally).then(
     (found) => {
       try {
         controller.finalize();
@@ -59,7 +70,8 @@ export function buildContextFromArchive(
       return found;
     },
     (err: unknown) => {
-      const error = err instanceof ArchiveError ? err : new ArchiveError(`its tar data is damaged (${messageOf(err)})`, { cause: err });
+      const stopped = options.signal?.aborted && options.signal.reason instanceof Error ? options.signal.reason : null;
+      const error = err instanceof ArchiveError || err instanceof SourceLimitError ? err : stopped ?? new ArchiveError(`its tar data is damaged (${messageOf(err)})`, { cause: err });
       controller.error(error);
       throw error;
     },
@@ -69,7 +81,7 @@ export function buildContextFromArchive(
   return { context: readable, inspection };
 }
 
-async function copyEntries(tar: ReadableStream<Uint8Array>, packer: TarPackController, options: ContextOptions): Promise<ArchiveInspection> {
+async function copyEntries(tar: ReadableStream<Uint8Array>, packer: TarPackController, options: ContextOptions, tally: SourceTally): Promise<ArchiveInspection> {
   const maxBuildFileBytes = options.maxBuildFileBytes ?? DEFAULT_MAX_BUILD_FILE_BYTES;
   const entries = tar.pipeThrough(createTarDecoder({ strict: true })).getReader();
   const buildFiles: string[] = [];
@@ -78,6 +90,8 @@ async function copyEntries(tar: ReadableStream<Uint8Array>, packer: TarPackContr
   try {
     for (let next = await entries.read(); !next.done; next = await entries.read()) {
       const entry = next.value;
+      tally.entries++;
+      checkCaps(tally, options.caps);
       const type = entry.header.type ?? "file";
       const path = repositoryPath(entry.header.name, (top ??= topFolder(entry.header.name)), type);
       if (path !== "" && (type === "file" || type === "symlink") && isBuildFileName(path.slice(path.lastIndexOf("/") + 1))) {
@@ -107,6 +121,11 @@ async function copyEntries(tar: ReadableStream<Uint8Array>, packer: TarPackContr
     throw err;
   }
   return { dockerfile, buildFiles: buildFiles.sort() };
+}
+
+function checkCaps(tally: SourceTally, caps: SourceCaps | undefined): void {
+  const refusal = caps ? sourceCapRefusal(tally, caps) : null;
+  if (refusal) throw new SourceLimitError(refusal);
 }
 
 /** The header fields carried over: not `pax`, whose `path` would bring back the archive's name. */
@@ -171,11 +190,11 @@ function contextPath(path: string, root: string): string | null {
  * The archive decompressed. Checks the gzip signature first, since a forge that answers with an
  * HTML page says more by that than by a failed inflate, and names errors of this stage.
  */
-function gunzip(archive: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+function gunzip(archive: ReadableStream<Uint8Array>, tally: SourceTally, options: ContextOptions): ReadableStream<Uint8Array> {
   let head: Uint8Array = new Uint8Array(0);
   // DecompressionStream replaces an error coming from upstream with its own, so keep ours here.
-  let refused: ArchiveError | null = null;
-  const refuse = (error: ArchiveError) => {
+  let refused: Error | null = null;
+  const refuse = (error: Error) => {
     refused = error;
     throw error;
   };
@@ -195,15 +214,24 @@ function gunzip(archive: ReadableStream<Uint8Array>): ReadableStream<Uint8Array>
   // The DOM typings (used by the Node tests) want ArrayBuffer-backed chunks; any Uint8Array works.
   const inflate = new DecompressionStream("gzip") as TransformStream<Uint8Array, Uint8Array>;
   const inflated = archive.pipeThrough(signature).pipeThrough(inflate).getReader();
+  // The deadline stops a forge that sends slowly or not at all, as well as a slow reader.
+  const stopped = () => (options.signal?.aborted && options.signal.reason instanceof Error ? options.signal.reason : null);
+  options.signal?.addEventListener("abort", () => void inflated.cancel(stopped()).catch(() => undefined), { once: true });
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         try {
           const next = await inflated.read();
-          if (next.done) controller.close();
-          else controller.enqueue(next.value);
+          if (stopped()) throw stopped();
+          if (next.done) return controller.close();
+          // Counted as it is inflated: a gzip bomb is stopped at the cap, not once it is on disk.
+          tally.bytes += next.value.byteLength;
+          checkCaps(tally, options.caps);
+          controller.enqueue(next.value);
         } catch (err) {
-          controller.error(refused ?? new ArchiveError(`its gzip data is damaged (${messageOf(err)})`, { cause: err }));
+          const error = err instanceof SourceLimitError ? err : (stopped() ?? refused ?? new ArchiveError(`its gzip data is damaged (${messageOf(err)})`, { cause: err }));
+          controller.error(error);
+          await inflated.cancel(error).catch(() => undefined);
         }
       },
       cancel: (reason) => inflated.cancel(reason),

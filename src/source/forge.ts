@@ -1,3 +1,5 @@
+import { type SourcePolicy, addressRefusal, classifyHost } from "./address";
+
 /**
  * Where an app's source comes from: a git repository on a forge, fetched as the forge's gzip tar
  * archive of one branch. Rules for the repository address and branch name, and the archive URL
@@ -14,14 +16,24 @@ const EXAMPLE = "https://github.com/owner/repo";
 /**
  * The message a user sees for a repository address, or null when it is usable: an https address
  * of a repository (http only on a loopback host), with no credentials, query or fragment, naming
- * at least an owner and a repository (exactly those two on github.com).
+ * at least an owner and a repository (exactly those two on github.com), never at a link-local or
+ * cloud metadata address. Given a policy, also the address rule of the fetch (address.ts): http
+ * and loopback or private addresses only when local sources are allowed.
  */
-export function repositoryProblem(url: string): string | null {
+export function repositoryProblem(url: string, policy?: SourcePolicy): string | null {
   let parsed: URL;
   try {
     parsed = new URL(url.trim());
   } catch {
     return `Enter the repository's web address, like ${EXAMPLE}.`;
+  }
+  if ((parsed.protocol === "http:" || parsed.protocol === "https:") && classifyHost(parsed.hostname) === "forbidden") {
+    return "Deploys never fetch from link-local, cloud metadata or reserved addresses; use the repository's public https:// address.";
+  }
+  if (policy && (parsed.protocol === "http:" || parsed.protocol === "https:") && parsed.username === "" && parsed.password === "") {
+    const refusal = addressRefusal(parsed, policy);
+    if (refusal === "local") return "Deploys fetch from loopback or private addresses only when ALLOW_LOCAL_SOURCES is on; use the repository's public https:// address.";
+    if (refusal === "http") return "Use the repository's https:// address; http is accepted only when ALLOW_LOCAL_SOURCES is on.";
   }
   if (parsed.protocol === "http:" && !isLoopback(parsed.hostname)) {
     return "Use the repository's https:// address; http is accepted only for a forge on this machine.";

@@ -19,7 +19,7 @@ export const E2E_OPERATOR_TOKEN = "e2e-operator-token-0123456789abcdefghijkl";
 /** Starts the Worker with test secrets and the given variable overrides. */
 export async function startWorker(vars: Record<string, string> = {}): Promise<Worker> {
   const persistTo = mkdtempSync(join(tmpdir(), "control-plane-e2e-"));
-  const server = await startDevServer({ persistTo, vars: { ...generateSecrets(), OPERATOR_TOKEN: E2E_OPERATOR_TOKEN, ...vars } });
+  const server = await startDevServer({ persistTo, vars: { ...generateSecrets(), OPERATOR_TOKEN: E2E_OPERATOR_TOKEN, ALLOW_LOCAL_SOURCES: "true", ...vars } });
   return {
     ...server,
     persistTo,

@@ -156,9 +156,15 @@ class FakeEngine {
       throw error;
     }
     res.writeHead(200, { "Content-Type": "application/json" });
+    // As Docker's builder: a client that goes away cancels the build, and nothing is tagged.
+    let cancelled = false;
+    res.on("close", () => {
+      if (!res.writableFinished) cancelled = true;
+    });
     const steps = runSteps(prepared.files, prepared.steps, tag, (ref) => this.image(ref));
     for (;;) {
       const next = await steps.next();
+      if (cancelled) return;
       if (next.done) {
         if (next.value) this.tag(next.value, tag);
         break;

@@ -23,6 +23,13 @@ describe("parseConfig", () => {
       APPS_DOMAIN: "localhost",
       PROBE_TIMEOUT_SECONDS: 60,
       PROXY_HEADER_TIMEOUT_SECONDS: 100,
+      BUILD_TIMEOUT_SECONDS: 900,
+      BUILD_MEMORY_MB: 1024,
+      BUILD_CPUS: 1,
+      SOURCE_MAX_BYTES: 1073741824,
+      SOURCE_MAX_ENTRIES: 100000,
+      SOURCE_TIMEOUT_SECONDS: 300,
+      ALLOW_LOCAL_SOURCES: false,
       EXPORT_INVOCATION_BYTES: 1073741824,
       DOMAIN_RECHECK_SECONDS: 45,
       DNS_RESOLVER_URL: "https://cloudflare-dns.com/dns-query",
@@ -37,6 +44,31 @@ describe("parseConfig", () => {
       REGISTRY_API_URL: "",
       INSTANCE_PORT_RANGE: { min: 20000, max: 29999 },
     });
+  });
+
+  // Builds and source caps (isolation of tenants sharing an engine): each limit is a validated setting.
+  it.each<[Record<string, string>, Record<string, unknown>]>([
+    [{ ALLOW_LOCAL_SOURCES: "true" }, { ALLOW_LOCAL_SOURCES: true }],
+    [{ ALLOW_LOCAL_SOURCES: "On" }, { ALLOW_LOCAL_SOURCES: true }],
+    [{ ALLOW_LOCAL_SOURCES: "0" }, { ALLOW_LOCAL_SOURCES: false }],
+    [{ ALLOW_LOCAL_SOURCES: "" }, { ALLOW_LOCAL_SOURCES: false }],
+    [{ BUILD_CPUS: "0.5", BUILD_MEMORY_MB: "512", BUILD_TIMEOUT_SECONDS: "20" }, { BUILD_CPUS: 0.5, BUILD_MEMORY_MB: 512, BUILD_TIMEOUT_SECONDS: 20 }],
+    [{ SOURCE_MAX_BYTES: "1048576", SOURCE_MAX_ENTRIES: "10", SOURCE_TIMEOUT_SECONDS: "5" }, { SOURCE_MAX_BYTES: 1048576, SOURCE_MAX_ENTRIES: 10, SOURCE_TIMEOUT_SECONDS: 5 }],
+  ])("reads the build and source settings %j", (vars, expected) => {
+    expect(parseConfig({ ...secrets, ...vars })).toMatchObject(expected);
+  });
+
+  it.each<[Record<string, string>, string]>([
+    [{ ALLOW_LOCAL_SOURCES: "maybe" }, 'ALLOW_LOCAL_SOURCES must be true or false, got "maybe"'],
+    [{ BUILD_CPUS: "0" }, 'BUILD_CPUS must be a number above 0 such as 0.5 or 2, got "0"'],
+    [{ BUILD_CPUS: "-1" }, 'BUILD_CPUS must be a number above 0'],
+    [{ BUILD_MEMORY_MB: "4" }, 'BUILD_MEMORY_MB must be at least 6, got "4"'],
+    [{ BUILD_TIMEOUT_SECONDS: "0" }, 'BUILD_TIMEOUT_SECONDS must be at least 1, got "0"'],
+    [{ SOURCE_MAX_BYTES: "1GiB" }, 'SOURCE_MAX_BYTES must be a whole number, got "1GiB"'],
+    [{ SOURCE_MAX_ENTRIES: "0" }, 'SOURCE_MAX_ENTRIES must be at least 1, got "0"'],
+    [{ SOURCE_TIMEOUT_SECONDS: "x" }, 'SOURCE_TIMEOUT_SECONDS must be a whole number, got "x"'],
+  ])("refuses bad build and source settings %j", (vars, message) => {
+    expect(() => parseConfig({ ...secrets, ...vars })).toThrow(message);
   });
 
   it("reads overrides as whole numbers", () => {

@@ -17,9 +17,16 @@ import { planChangeBlocked } from "../../domains/service";
 import type { AppEnv } from "../../http/context";
 import { ApiError, type ErrorCode, invalid, notFound } from "../../http/errors";
 import { readJson } from "../../http/validate";
+import { repositoryProblem } from "../../source/forge";
 
 async function view(c: Context<AppEnv>, row: AppRow) {
   return viewApp(row, await latestDeploy(c.env, row.id), c.get("config").APPS_DOMAIN, c.req.url);
+}
+
+/** The address rule of source fetches under this Worker's ALLOW_LOCAL_SOURCES, checked when the address is saved. */
+function checkSource(c: Context<AppEnv>, repository: string | undefined): void {
+  const problem = repository === undefined ? null : repositoryProblem(repository, { allowLocal: c.get("config").ALLOW_LOCAL_SOURCES });
+  if (problem) throw invalid(`repository: ${problem}`);
 }
 
 /** A refusal from the controller, as the envelope. */
@@ -47,6 +54,7 @@ export const appRoutes = new Hono<AppEnv>()
   })
   .post("/", async (c) => {
     const input = await readJson(c, NewAppRequest);
+    checkSource(c, input.repository);
     const { now, uuid } = c.get("deps");
     const created = await createApp(c.env, { ...input, accountId: c.get("accountId")!, id: uuid(), now: now() });
     if (!created.ok) throw invalid(`${created.field}: ${created.message}`);
@@ -56,6 +64,7 @@ export const appRoutes = new Hono<AppEnv>()
   .patch("/:id", async (c) => {
     const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
     const input = await readJson(c, AppSettingsRequest);
+    checkSource(c, input.repository);
     const saved = await changeAppSettings(c.env, app, input);
     if (!saved.ok) throw invalid(`${saved.field}: ${saved.message}`);
     return c.json(await view(c, await getOwnedApp(c.env, c.get("accountId")!, app.id)));

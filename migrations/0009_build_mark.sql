@@ -1,0 +1,1 @@
+ALTER TABLE `deploys` ADD `build_alive_at` integer;
