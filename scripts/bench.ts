@@ -15,6 +15,7 @@ import { type Dataset, measureExportAndDownload, prepareDataset } from "./bench/
 import { measureLatency } from "./bench/latency-phase";
 import { describeMachine } from "./bench/machine";
 import { missingTools } from "./bench/native";
+import { measureRequests } from "./bench/request-phase";
 import { startNginx } from "./bench/nginx";
 import { type BenchOptions, USAGE, parseOptions } from "./bench/options";
 import { type BenchReport, type ResultRow, renderTable, writeReport } from "./bench/report";
@@ -22,7 +23,7 @@ import { createAccount } from "./bench/worker-client";
 import { startWorkerProcess } from "./bench/worker-process";
 
 /** Table order: by what is measured, then in the order measured. */
-const ORDER = ["Export", "Download", "Start", "Poll", "Memory"];
+const ORDER = ["/healthz", "App", "Poll of a signed", "Start export of", "Export", "Download", "Start", "Poll", "Memory", "Isolate"];
 
 function readOptions(): BenchOptions {
   try {
@@ -63,6 +64,10 @@ async function main(): Promise<void> {
     await runAppsBench(options, output());
     return;
   }
+  if (options.floorOnly) {
+    await runFloorBench(options);
+    return;
+  }
   const missing = await missingTools();
   if (missing) {
     console.error(missing);
@@ -99,10 +104,15 @@ async function main(): Promise<void> {
   };
   const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(0)} s`;
   try {
+    const rows: ResultRow[] = [];
+    if (!options.noRequests) {
+      const measuring = performance.now();
+      rows.push(...(await measureRequests(options, dir, ctx)));
+      log(`requests measured against the floor in ${seconds(measuring)}`);
+    }
     const account = await createAccount(worker.server.url, "bench@example.com");
     const datasets: Dataset[] = [];
     for (const size of options.sizes) datasets.push(await prepareDataset(ctx, account, size));
-    const rows: ResultRow[] = [];
     for (const data of datasets) {
       const measuring = performance.now();
       rows.push(...(await measureExportAndDownload(ctx, account, data)));
@@ -130,6 +140,43 @@ async function main(): Promise<void> {
     if (checks.some((c) => !c.ok)) process.exitCode = 1;
   } finally {
     await cleanup();
+  }
+}
+
+/** `--floor`: only the request rows against the trivial Worker, in a few minutes. */
+async function runFloorBench(options: BenchOptions): Promise<void> {
+  const began = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), "control-plane-bench-floor-"));
+  const { log, progress } = output();
+  const checks: BenchReport["checks"] = [];
+  const notes: string[] = [];
+  try {
+    const rows = await measureRequests(options, dir, {
+      log,
+      progress,
+      note: (line) => {
+        notes.push(line);
+        log(line);
+      },
+      check: (name, ok, detail) => {
+        checks.push({ name, ok, detail });
+        if (!ok) log(`check failed: ${name}: ${detail}`);
+      },
+    });
+    const report: BenchReport = {
+      finishedAt: new Date().toISOString(),
+      machine: await describeMachine(),
+      options: { ...options, durationSeconds: Math.round((Date.now() - began) / 1000) },
+      rows,
+      notes,
+      checks,
+    };
+    const out = resolve(ROOT, options.out);
+    writeReport(out, report);
+    log(`\n${renderTable(report)}\n\nWritten to ${out} in ${Math.round((Date.now() - began) / 1000)} s.`);
+    if (checks.some((c) => !c.ok)) process.exitCode = 1;
+  } finally {
+    if (!options.keep) rmSync(dir, { recursive: true, force: true });
   }
 }
 

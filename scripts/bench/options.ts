@@ -25,6 +25,13 @@ export interface BenchOptions {
   appRequests: number;
   /** Concurrent clients of the load runs with --apps. */
   appClients: number;
+  /** Only the request rows against the floor Worker (--floor). */
+  floorOnly: boolean;
+  /** Skip the request rows in a full run (--no-requests). */
+  noRequests: boolean;
+  /** wrk's connections and seconds per run for the request rows. */
+  wrkConnections: number;
+  wrkSeconds: number;
 }
 
 export const USAGE = `Usage: npm run bench -- [flags]
@@ -38,6 +45,14 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --out PATH         where the JSON goes (default bench/results.json; bench/apps-results.json with --apps)
   --keep             keep the temporary directory with databases, archives and wrangler state
   --help             this text
+
+  --floor            only the request rows, in a few minutes: /healthz, an app through the proxy
+                     (needs dockerd and /bin/busybox; left out without them), polls of a signed link
+                     (pending 503, ready 200) and start export under --clients clients, each against
+                     a trivial Hono Worker under the same wrangler dev (the floor)
+  --no-requests      a full run without the request rows
+  --wrk-connections N  wrk connections for the request rows (default 20)
+  --wrk-seconds N    seconds per wrk run (default 8; 3 with --quick)
 
   --apps             only the apps benchmark, in about 2 minutes (needs dockerd at /var/run/docker.sock
                      and /bin/busybox): Deploy to live through the Worker against git archive + docker
@@ -87,6 +102,10 @@ export function parseOptions(argv: string[]): BenchOptions | null {
       "app-deploys": { type: "string" },
       "app-requests": { type: "string" },
       "app-clients": { type: "string" },
+      floor: { type: "boolean", default: false },
+      "no-requests": { type: "boolean", default: false },
+      "wrk-connections": { type: "string" },
+      "wrk-seconds": { type: "string" },
     },
     strict: true,
   });
@@ -98,12 +117,16 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     clients: positive("clients", values.clients, 50),
     requests: positive("requests", values.requests, values.quick ? 10 : 40),
     starts: positive("starts", values.starts, values.quick ? 2 : 4),
-    out: values.out ?? (values.apps ? "bench/apps-results.json" : "bench/results.json"),
+    out: values.out ?? (values.apps ? "bench/apps-results.json" : values.floor ? "bench/floor-results.json" : "bench/results.json"),
     keep: values.keep!,
     quick: values.quick!,
     apps: values.apps!,
     appDeploys: positive("app-deploys", values["app-deploys"], 5),
     appRequests: positive("app-requests", values["app-requests"], 2000),
     appClients: positive("app-clients", values["app-clients"], 20),
+    floorOnly: values.floor!,
+    noRequests: values["no-requests"]!,
+    wrkConnections: positive("wrk-connections", values["wrk-connections"], 20),
+    wrkSeconds: positive("wrk-seconds", values["wrk-seconds"], values.quick ? 3 : 8),
   };
 }
