@@ -17,7 +17,9 @@ import { describeMachine } from "./bench/machine";
 import { missingTools } from "./bench/native";
 import { measureRequests } from "./bench/request-phase";
 import { startNginx } from "./bench/nginx";
-import { type BenchOptions, USAGE, parseOptions } from "./bench/options";
+import { type BenchOptions, USAGE, formatSize, parseOptions } from "./bench/options";
+import { mixedRecipe } from "./bench/dataset";
+import { recipeOf } from "./bench/shapes";
 import { type BenchReport, type ResultRow, renderTable, writeReport } from "./bench/report";
 import { createAccount } from "./bench/worker-client";
 import { startWorkerProcess } from "./bench/worker-process";
@@ -112,14 +114,18 @@ async function main(): Promise<void> {
     }
     const account = await createAccount(worker.server.url, "bench@example.com");
     const datasets: Dataset[] = [];
-    for (const size of options.sizes) datasets.push(await prepareDataset(ctx, account, size));
+    if (options.shapes.includes("mixed")) {
+      for (const size of options.sizes) datasets.push(await prepareDataset(ctx, account, mixedRecipe(size, formatSize(size)), `mixed-${size}`));
+    }
+    for (const shape of options.shapes) if (shape !== "mixed") datasets.push(await prepareDataset(ctx, account, recipeOf(shape, options.quick), shape));
     for (const data of datasets) {
       const measuring = performance.now();
       rows.push(...(await measureExportAndDownload(ctx, account, data)));
       log(`${data.label}: export and download measured in ${seconds(measuring)}`);
     }
     // Polls need an export that lasts a while but not minutes: the largest dataset up to 250 MB.
-    const pollData = [...datasets].reverse().find((d) => d.rawBytes <= 250e6) ?? datasets[0]!;
+    const mixed = datasets.slice(0, options.shapes.includes("mixed") ? options.sizes.length : 0);
+    const pollData = [...mixed].reverse().find((d) => d.rawBytes <= 250e6) ?? datasets[0]!;
     const measuring = performance.now();
     await worker.restart();
     rows.push(...(await measureLatency(ctx, account, pollData)));

@@ -1,10 +1,13 @@
 /** The bench's command-line flags. */
 import { parseArgs } from "node:util";
+import { SHAPES, type Shape } from "./shapes";
 
 /** What one bench run measures and where it writes. */
 export interface BenchOptions {
   /** Raw data sizes of the exported databases, bytes, ascending. */
   sizes: number[];
+  /** Dataset shapes exported: `mixed` at each of `sizes`, the others at their own scale (shapes.ts). */
+  shapes: Shape[];
   /** Runs per figure; the table shows their median, min and max. */
   runs: number;
   /** Concurrent clients of the latency measurements. */
@@ -37,7 +40,11 @@ export interface BenchOptions {
 export const USAGE = `Usage: npm run bench -- [flags]
 
   --quick            small sizes (4MB,16MB) and fewer requests; finishes in under 3 minutes
-  --sizes LIST       raw data sizes to export, e.g. 50MB,200MB,1GB (the default)
+  --sizes LIST       raw data sizes of the mixed dataset, e.g. 50MB,200MB,1GB (the default)
+  --shapes LIST      dataset shapes to export (default mixed): mixed (accounts, events, documents at
+                     each of --sizes), narrow (2,000,000 rows of an integer, a short text and a REAL),
+                     wide (2,000 rows of ~50 KB text), blobs (2,000 rows of ~50 KB BLOB); a tenth
+                     of the rows with --quick. e.g. --shapes mixed,narrow,wide,blobs
   --runs N           runs per figure (default 3); the table shows median [min-max]
   --clients N        concurrent clients for start/poll latency (default 50)
   --requests N       polls (and /healthz requests) per client per latency run (default 40; 10 with --quick)
@@ -91,6 +98,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     options: {
       quick: { type: "boolean", default: false },
       sizes: { type: "string" },
+      shapes: { type: "string" },
       runs: { type: "string" },
       clients: { type: "string" },
       requests: { type: "string" },
@@ -111,8 +119,13 @@ export function parseOptions(argv: string[]): BenchOptions | null {
   });
   if (values.help) return null;
   const sizes = (values.sizes ?? (values.quick ? "4MB,16MB" : "50MB,200MB,1GB")).split(",").map(parseSize).sort((a, b) => a - b);
+  const shapes = (values.shapes ?? "mixed").split(",").map((name) => {
+    if (!(SHAPES as readonly string[]).includes(name)) throw new Error(`--shapes takes ${SHAPES.join(", ")}; got "${name}"`);
+    return name as Shape;
+  });
   return {
     sizes,
+    shapes,
     runs: positive("runs", values.runs, 3),
     clients: positive("clients", values.clients, 50),
     requests: positive("requests", values.requests, values.quick ? 10 : 40),
