@@ -15,14 +15,17 @@ import { type Dataset, measureExportAndDownload, prepareDataset } from "./bench/
 import { measureLatency } from "./bench/latency-phase";
 import { describeMachine } from "./bench/machine";
 import { missingTools } from "./bench/native";
+import { measureRequests } from "./bench/request-phase";
 import { startNginx } from "./bench/nginx";
-import { type BenchOptions, USAGE, parseOptions } from "./bench/options";
+import { type BenchOptions, USAGE, formatSize, parseOptions } from "./bench/options";
+import { mixedRecipe } from "./bench/dataset";
+import { recipeOf } from "./bench/shapes";
 import { type BenchReport, type ResultRow, renderTable, writeReport } from "./bench/report";
 import { createAccount } from "./bench/worker-client";
 import { startWorkerProcess } from "./bench/worker-process";
 
 /** Table order: by what is measured, then in the order measured. */
-const ORDER = ["Export", "Download", "Start", "Poll", "Memory"];
+const ORDER = ["/healthz", "App", "Poll of a signed", "Start export of", "Export", "Download", "Start", "Poll", "Memory", "Isolate"];
 
 function readOptions(): BenchOptions {
   try {
@@ -63,6 +66,10 @@ async function main(): Promise<void> {
     await runAppsBench(options, output());
     return;
   }
+  if (options.floorOnly) {
+    await runFloorBench(options);
+    return;
+  }
   const missing = await missingTools();
   if (missing) {
     console.error(missing);
@@ -99,17 +106,26 @@ async function main(): Promise<void> {
   };
   const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(0)} s`;
   try {
+    const rows: ResultRow[] = [];
+    if (!options.noRequests) {
+      const measuring = performance.now();
+      rows.push(...(await measureRequests(options, dir, ctx)));
+      log(`requests measured against the floor in ${seconds(measuring)}`);
+    }
     const account = await createAccount(worker.server.url, "bench@example.com");
     const datasets: Dataset[] = [];
-    for (const size of options.sizes) datasets.push(await prepareDataset(ctx, account, size));
-    const rows: ResultRow[] = [];
+    if (options.shapes.includes("mixed")) {
+      for (const size of options.sizes) datasets.push(await prepareDataset(ctx, account, mixedRecipe(size, formatSize(size)), `mixed-${size}`));
+    }
+    for (const shape of options.shapes) if (shape !== "mixed") datasets.push(await prepareDataset(ctx, account, recipeOf(shape, options.quick), shape));
     for (const data of datasets) {
       const measuring = performance.now();
       rows.push(...(await measureExportAndDownload(ctx, account, data)));
       log(`${data.label}: export and download measured in ${seconds(measuring)}`);
     }
     // Polls need an export that lasts a while but not minutes: the largest dataset up to 250 MB.
-    const pollData = [...datasets].reverse().find((d) => d.rawBytes <= 250e6) ?? datasets[0]!;
+    const mixed = datasets.slice(0, options.shapes.includes("mixed") ? options.sizes.length : 0);
+    const pollData = [...mixed].reverse().find((d) => d.rawBytes <= 250e6) ?? datasets[0]!;
     const measuring = performance.now();
     await worker.restart();
     rows.push(...(await measureLatency(ctx, account, pollData)));
@@ -130,6 +146,43 @@ async function main(): Promise<void> {
     if (checks.some((c) => !c.ok)) process.exitCode = 1;
   } finally {
     await cleanup();
+  }
+}
+
+/** `--floor`: only the request rows against the trivial Worker, in a few minutes. */
+async function runFloorBench(options: BenchOptions): Promise<void> {
+  const began = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), "control-plane-bench-floor-"));
+  const { log, progress } = output();
+  const checks: BenchReport["checks"] = [];
+  const notes: string[] = [];
+  try {
+    const rows = await measureRequests(options, dir, {
+      log,
+      progress,
+      note: (line) => {
+        notes.push(line);
+        log(line);
+      },
+      check: (name, ok, detail) => {
+        checks.push({ name, ok, detail });
+        if (!ok) log(`check failed: ${name}: ${detail}`);
+      },
+    });
+    const report: BenchReport = {
+      finishedAt: new Date().toISOString(),
+      machine: await describeMachine(),
+      options: { ...options, durationSeconds: Math.round((Date.now() - began) / 1000) },
+      rows,
+      notes,
+      checks,
+    };
+    const out = resolve(ROOT, options.out);
+    writeReport(out, report);
+    log(`\n${renderTable(report)}\n\nWritten to ${out} in ${Math.round((Date.now() - began) / 1000)} s.`);
+    if (checks.some((c) => !c.ok)) process.exitCode = 1;
+  } finally {
+    if (!options.keep) rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -34,10 +34,10 @@ import { type BenchReport, type ResultRow, renderTable, row, writeReport } from 
 type Output = Pick<BenchContext, "log" | "progress">;
 
 /** The app's page: small, so the figures are about the path to the container, not the bytes. */
-const PAGE = "<!doctype html><title>bench</title><h1>Hello from a busybox httpd app</h1>\n";
-const PORT = 8080;
+export const PAGE = "<!doctype html><title>bench</title><h1>Hello from a busybox httpd app</h1>\n";
+export const PORT = 8080;
 /** The plan the app is created on; the CLI container gets the same limits (see src/apps/plans.ts). */
-const PLAN = "pro";
+export const PLAN = "pro";
 const PLAN_LIMITS = { memoryBytes: 1024 * 1024 * 1024, cpus: 1 };
 /** How often the console is asked whether the deploy is live. */
 const POLL_MS = 50;
@@ -49,7 +49,7 @@ const POLL_MS = 50;
 const LOAD_BOUND_MS = 15_000;
 
 /** The Worker's settings for the run: no rate limit in the way, the engine through the forwarder. */
-function workerVars(engineUrl: string, secrets: ReturnType<typeof generateSecrets>): Record<string, string> {
+export function workerVars(engineUrl: string, secrets: ReturnType<typeof generateSecrets>): Record<string, string> {
   return {
     ...secrets,
     RATE_LIMIT_PER_MINUTE: "1000000",
@@ -62,7 +62,7 @@ function workerVars(engineUrl: string, secrets: ReturnType<typeof generateSecret
 }
 
 /** The repository: the same busybox httpd app the end-to-end tests deploy. */
-function appFiles(busybox: Uint8Array): Record<string, string | Uint8Array> {
+export function appFiles(busybox: Uint8Array): Record<string, string | Uint8Array> {
   return {
     Dockerfile:
       `FROM scratch\nCOPY busybox /bin/busybox\nCOPY www /www\nEXPOSE ${PORT}\n` +
@@ -73,7 +73,7 @@ function appFiles(busybox: Uint8Array): Record<string, string | Uint8Array> {
 }
 
 /** A console session (cookie) that can also read text replies such as deploy logs. */
-class Session {
+export class Session {
   private cookie = "";
   constructor(readonly base: string) {}
 
@@ -98,7 +98,7 @@ class Session {
   }
 }
 
-interface AppJson {
+export interface AppJson {
   id: string;
   subdomain: string;
   hostname: string;
@@ -117,7 +117,7 @@ interface WorkerDeploy {
   cached: boolean;
 }
 
-async function deployThroughWorker(session: Session, app: AppJson, proxy: { url: string; host: string }): Promise<WorkerDeploy> {
+export async function deployThroughWorker(session: Session, app: AppJson, proxy: { url: string; host: string }): Promise<WorkerDeploy> {
   const started = performance.now();
   const { deploy } = await session.json<{ deploy: { id: string } }>("POST", `/console/api/apps/${app.id}/deploy`);
   const deadline = started + 120_000;
@@ -144,7 +144,7 @@ async function deployThroughWorker(session: Session, app: AppJson, proxy: { url:
 }
 
 /** Waits until the previous instance is removed (the Worker retires it a couple of seconds after live). */
-async function settledOnOne(engineUrl: string, appId: string, timeoutMs = 30_000): Promise<void> {
+export async function settledOnOne(engineUrl: string, appId: string, timeoutMs = 30_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while ((await appContainers(engineUrl, appId)).length > 1) {
     if (performance.now() > deadline) throw new Error(`the previous instance of ${appId} was still there after ${timeoutMs / 1000} s`);

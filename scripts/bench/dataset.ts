@@ -11,8 +11,8 @@
  */
 
 /** The Lehmer modulus (2^31 - 1) and multiplier (MINSTD). */
-const P = 2147483647;
-const MINSTD = 48271;
+export const P = 2147483647;
+export const MINSTD = 48271;
 
 /** Rows of each table per batch; one batch is about BATCH_RAW_BYTES of raw data. */
 const BATCH_ROWS = { accounts: 250, events: 2500, documents: 1200 } as const;
@@ -52,50 +52,55 @@ export const TABLE_COLUMNS: Record<string, string[]> = {
  */
 const HEADS = ["ka", "lo", "mi", "su", "te", "ra", "no", "vi", "be", "do", "fa", "gu", "he", "ji", "pe", "zo"];
 const TAILS = ["n", "ra", "lis", "to", "mar", "vel", "dun", "ce", "ph", "rix", "lo", "sa", "nt", "gor", "ep", "il"];
-const VOCAB = HEADS.flatMap((h) => TAILS.map((t) => (h + t).padEnd(6))).join("");
+export const VOCAB = HEADS.flatMap((h) => TAILS.map((t) => (h + t).padEnd(6))).join("");
 
 /** A fresh pseudo-random 31-bit value of the row: its state times the n-th constant. */
-function draw(n: number): string {
+export function draw(n: number): string {
   // Odd constants far apart; n-th value of a row = x * (MINSTD^2 + 7919 n) mod P.
   return `(x*${(MINSTD * MINSTD + 7919 * n) % P}%${P})`;
 }
 
 /** The k-th pseudo-random byte (0..255) from draw `first` on: three bytes per 31-bit draw. */
-const byte = (first: number, k: number) => `((${draw(first + Math.floor(k / 3))}>>${(k % 3) * 8})&255)`;
+export const byte = (first: number, k: number) => `((${draw(first + Math.floor(k / 3))}>>${(k % 3) * 8})&255)`;
 
 /**
  * `a || b || ...` as a balanced tree: Cloudflare's SQLite allows an expression depth of 100, which
  * a left-leaning chain of a few hundred `||` would exceed.
  */
-function concat(parts: string[]): string {
+export function concat(parts: string[]): string {
   if (parts.length === 1) return parts[0]!;
   const half = Math.ceil(parts.length / 2);
   return `(${concat(parts.slice(0, half))}||${concat(parts.slice(half))})`;
 }
 
 /** `count` words separated by spaces, starting at draw `first` (three words per draw). */
-function words(first: number, count: number, separator = " "): string {
+export function words(first: number, count: number, separator = " "): string {
   const picks = Array.from({ length: count }, (_, k) => `rtrim(cast(substr(v,${byte(first, k)}*6+1,6) AS text))`);
   return concat(picks.flatMap((pick, k) => (k === 0 ? [pick] : [`'${separator}'`, pick])));
 }
 
-/** A BLOB of `count` pseudo-random code points 1..256 (1 or 2 bytes each), from draw `first`. */
-function blob(first: number, count: number): string {
+/** TEXT of `count` pseudo-random code points 1..256 (1 or 2 bytes each in UTF-8), from draw `first`. */
+export function codePoints(first: number, count: number): string {
   const points = Array.from({ length: count }, (_, k) => `${byte(first, k)}+1`);
   // SQLite's default build takes at most 127 arguments per function call.
   const calls = [];
   for (let k = 0; k < points.length; k += 120) calls.push(`char(${points.slice(k, k + 120).join(",")})`);
-  return `cast(${concat(calls)} AS blob)`;
+  return concat(calls);
+}
+
+/** A BLOB of `count` pseudo-random code points 1..256 (1 or 2 bytes each), from draw `first`. */
+function blob(first: number, count: number): string {
+  return `cast(${codePoints(first, count)} AS blob)`;
 }
 
 /** A REAL in [0, scale) at full double precision. */
-const real = (n: number, scale: number) => `(${draw(n)}*${scale}.0/${P})`;
+export const real = (n: number, scale: number) => `(${draw(n)}*${scale}.0/${P})`;
 
 /** Every `outOf` rows, `nulls` of them are NULL (chosen by draw n). */
 const nullable = (n: number, nulls: number, outOf: number, value: string) => `CASE WHEN ${draw(n)}%${outOf}<${nulls} THEN NULL ELSE ${value} END`;
 
 /** The first row's generator state of batch `batch` of `table` (never 0). */
-function seedOf(table: string, batch: number): number {
+export function seedOf(table: string, batch: number): number {
   const salt = [...table].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % P, 7);
   return Number((BigInt(batch + 1) * 2654435761n + BigInt(salt)) % BigInt(P - 1)) + 1;
 }
@@ -153,4 +158,31 @@ export function rawSizeSql(): string {
     return `SELECT sum(${cells.join("+")}) AS n FROM ${table}`;
   });
   return `SELECT sum(n) FROM (${perTable.join(" UNION ALL ")});`;
+}
+
+/**
+ * A dataset shape: its schema, the SQL of each batch (one transaction each) and the query that
+ * measures its raw size. The same recipe fills the managed database and the native file.
+ */
+export interface Recipe {
+  /** e.g. `50 MB` or `narrow rows, 2,000,000`. */
+  label: string;
+  schema: string;
+  batches: number;
+  batchSql: (batch: number) => string;
+  rawSizeSql: string;
+}
+
+/** The raw-size query of any tables: text and blob bytes, 8 per number, 0 per NULL. */
+export function rawSizeSqlOf(tables: Record<string, string[]>): string {
+  const perTable = Object.entries(tables).map(([table, columns]) => {
+    const cells = columns.map((c) => `(CASE typeof(${c}) WHEN 'null' THEN 0 WHEN 'integer' THEN 8 WHEN 'real' THEN 8 ELSE length(cast(${c} AS blob)) END)`);
+    return `SELECT sum(${cells.join("+")}) AS n FROM ${table}`;
+  });
+  return `SELECT sum(n) FROM (${perTable.join(" UNION ALL ")});`;
+}
+
+/** Today's mixed rows (accounts, events, documents) up to about `rawBytes`. */
+export function mixedRecipe(rawBytes: number, label: string): Recipe {
+  return { label, schema: SCHEMA_SQL, batches: batchesFor(rawBytes), batchSql, rawSizeSql: rawSizeSql() };
 }

@@ -6,11 +6,13 @@
  */
 import { join } from "node:path";
 import type { BenchContext } from "./context";
-import { type RssByRole, RssPeak } from "./memory";
+import { type IsolatePeaks, IsolatePeak, splitPeaks } from "./isolate-memory";
+import { type RssByRole, RssPeak, findWorkerd } from "./memory";
 import { buildNativeDatabase, nativeArchiveBytes, nativeExport, restoreAndCompare } from "./native";
 import { type ResultRow, row } from "./report";
 import { idleHealthzMs, probeHealthz, slowest } from "./responsiveness";
 import { formatSize } from "./options";
+import type { Recipe } from "./dataset";
 import { curlDownload, fileSha256, mbPerSecond } from "./transfer";
 import { type BenchAccount, createDatabase, fillDatabase, startExport, waitUntilReady } from "./worker-client";
 
@@ -24,32 +26,49 @@ export interface Dataset {
   rawBytes: number;
 }
 
-/** Fills the managed database and the native file of one size side by side. */
-export async function prepareDataset(ctx: BenchContext, account: BenchAccount, size: number): Promise<Dataset> {
-  const label = formatSize(size);
-  const nativePath = join(ctx.dir, `native-${size}.db`);
+/** Fills the managed database and the native file with one recipe side by side. */
+export async function prepareDataset(ctx: BenchContext, account: BenchAccount, recipe: Recipe, name: string): Promise<Dataset> {
+  const { label } = recipe;
+  const nativePath = join(ctx.dir, `native-${name}.db`);
   const databaseId = await createDatabase(account, `bench ${label}`);
   const started = performance.now();
   const [workerRaw, nativeRaw] = await Promise.all([
-    fillDatabase(account, databaseId, size, (done, total) => ctx.progress(`filling ${label}: batch ${done}/${total}`)),
-    buildNativeDatabase(nativePath, size),
+    fillDatabase(account, databaseId, recipe, (done, total) => ctx.progress(`filling ${label}: batch ${done}/${total}`)),
+    buildNativeDatabase(nativePath, recipe),
   ]);
   ctx.log(`${label}: filled both sides in ${((performance.now() - started) / 1000).toFixed(0)} s, ${(workerRaw / MB).toFixed(1)} MB raw`);
   ctx.check(`${label} same data`, workerRaw === nativeRaw, `raw size ${workerRaw} bytes in the managed database, ${nativeRaw} in the sqlite3 file`);
   return { label, databaseId, nativePath, rawBytes: workerRaw };
 }
 
-/** Peak resident memory per workerd while `work` runs. */
-async function withPeak<T>(ctx: BenchContext, work: () => Promise<T>): Promise<[T, RssByRole]> {
+/** Peak resident memory per workerd, and each isolate's peak heap and ArrayBuffers, while `work` runs. */
+async function withPeak<T>(ctx: BenchContext, work: () => Promise<T>): Promise<[T, RssByRole, { peaks: IsolatePeaks; start: IsolatePeaks }]> {
   const { server } = ctx.worker;
+  const runtime = findWorkerd(server.process.pid!, server.port).find((p) => p.role === "runtime")!;
+  const isolates = await IsolatePeak.start(server, runtime.pid);
   const peak = new RssPeak(server.process.pid!, server.port);
   try {
     const result = await work();
-    return [result, peak.stop()];
+    return [result, peak.stop(), await isolates.stop()];
   } catch (err) {
     peak.stop();
+    await isolates.stop();
     throw err;
   }
+}
+
+const mb = (bytes: number) => (bytes / MB).toFixed(0);
+
+/** One line saying where a phase's memory went: the Worker's isolate, the other isolates, the rest. */
+function memoryNote(what: string, rss: number, idle: number, isolates: { peaks: IsolatePeaks; start: IsolatePeaks }): string {
+  const { worker, workerGrowth, othersGrowth } = splitPeaks(isolates.peaks, isolates.start);
+  const rest = rss - idle - workerGrowth - othersGrowth;
+  return (
+    `${what}: workerd runtime RSS peak ${mb(rss)} MB, ${mb(rss - idle)} MB over its idle ${mb(idle)} MB. ` +
+    `The Worker's isolate peaked at JS heap ${mb(worker.heapUsed)} MB + ArrayBuffers ${mb(worker.arrayBuffers)} MB = ${mb(worker.heapUsed + worker.arrayBuffers)} MB (${mb(workerGrowth)} MB over its start); ` +
+    `the local D1/R2/queue emulation isolates grew ${mb(othersGrowth)} MB at their peaks; ` +
+    `the other ${mb(rest)} MB of the growth is outside any isolate's heap (SQLite and blob files of the local storage, the allocator's free lists, runtime buffers).`
+  );
 }
 
 /**
@@ -68,12 +87,13 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
   const idleHealthz: number[] = [];
   const startReply: number[] = [];
   const slowestHealthz: number[] = [];
+  const exportIsolate: number[] = [];
   const base = ctx.worker.server.url;
   let last: { url: string; archiveBytes: number; sha256: string } | undefined;
   for (let run = 1; run <= ctx.options.runs; run++) {
     ctx.progress(`${label}: export run ${run}/${ctx.options.runs}`);
     idleHealthz.push(await idleHealthzMs(base));
-    const [ready, peak] = await withPeak(ctx, async () => {
+    const [ready, peak, isolates] = await withPeak(ctx, async () => {
       const probe = probeHealthz(base);
       const started = await startExport(account, data.databaseId);
       startReply.push(started.startMs);
@@ -83,6 +103,9 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
     });
     worker.push(data.rawBytes / MB / (ready.totalMs / 1000));
     exportPeak.push(peak.runtime);
+    const { worker: own } = splitPeaks(isolates.peaks);
+    exportIsolate.push(own.heapUsed + own.arrayBuffers);
+    if (run === 1) ctx.note(memoryNote(`${label} export`, peak.runtime, idle.runtime, isolates));
     if (last) ctx.check(`${label} export run ${run} archive`, last.sha256 === ready.sha256, `same SHA-256 as the run before: ${ready.sha256.slice(0, 16)}...`);
     last = ready;
     const nat = await nativeExport(data.nativePath);
@@ -111,9 +134,13 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
   const nginx: number[] = [];
   const downloadPeak: number[] = [];
   const proxyPeak: number[] = [];
+  const downloadIsolate: number[] = [];
   for (let run = 1; run <= ctx.options.runs; run++) {
     ctx.progress(`${label}: download run ${run}/${ctx.options.runs}`);
-    const [got, peak] = await withPeak(ctx, () => curlDownload(last.url));
+    const [got, peak, isolates] = await withPeak(ctx, () => curlDownload(last.url));
+    const { worker: own } = splitPeaks(isolates.peaks);
+    downloadIsolate.push(own.heapUsed + own.arrayBuffers);
+    if (run === 1) ctx.note(memoryNote(`${label} download`, peak.runtime, downloadIdle.runtime, isolates));
     download.push(mbPerSecond(got.bytes, got.seconds));
     downloadPeak.push(peak.runtime);
     proxyPeak.push(peak.proxy);
@@ -131,5 +158,7 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
     row(`Memory ${label}`, "workerd runtime peak RSS during export, MB", exportPeak.map((b) => b / MB), "idle RSS of a fresh runtime", [idle.runtime / MB], "lower"),
     row(`Memory ${label}`, "workerd runtime peak RSS during download, MB", downloadPeak.map((b) => b / MB), "idle RSS of a fresh runtime", [downloadIdle.runtime / MB], "lower"),
     row(`Memory ${label}`, "workerd proxy peak RSS during download, MB", proxyPeak.map((b) => b / MB), "idle RSS of a fresh proxy", [downloadIdle.proxy / MB], "lower"),
+    row(`Isolate ${label}`, "Worker isolate peak during export, JS heap + ArrayBuffers, MB", exportIsolate.map((b) => b / MB), "goal: 64 MB (Cloudflare's limit is 128 MB)", [64], "lower"),
+    row(`Isolate ${label}`, "Worker isolate peak during download, JS heap + ArrayBuffers, MB", downloadIsolate.map((b) => b / MB), "goal: 64 MB (Cloudflare's limit is 128 MB)", [64], "lower"),
   ];
 }

@@ -6,7 +6,7 @@
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { promisify } from "node:util";
-import { SCHEMA_SQL, batchSql, batchesFor, rawSizeSql } from "./dataset";
+import { type Recipe, mixedRecipe } from "./dataset";
 
 const run = promisify(execFile);
 
@@ -34,20 +34,21 @@ export async function shell(script: string, args: string[] = []): Promise<string
   return stdout;
 }
 
-/** Fills a new `sqlite3` file with the recipe up to about `rawBytes`; returns its raw size. */
-export async function buildNativeDatabase(path: string, rawBytes: number): Promise<number> {
+/** Fills a new `sqlite3` file with a recipe (or the mixed one up to about `rawBytes`); returns its raw size. */
+export async function buildNativeDatabase(path: string, data: number | Recipe): Promise<number> {
+  const recipe = typeof data === "number" ? mixedRecipe(data, "") : data;
   const child = spawn("sqlite3", ["-bail", path], { stdio: ["pipe", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d) => (stderr += d));
   const write = async (text: string) => {
     if (!child.stdin.write(text)) await once(child.stdin, "drain");
   };
-  await write(`${SCHEMA_SQL}\n`);
-  for (let batch = 0; batch < batchesFor(rawBytes); batch++) await write(`BEGIN;\n${batchSql(batch)}\nCOMMIT;\n`);
+  await write(`${recipe.schema}\n`);
+  for (let batch = 0; batch < recipe.batches; batch++) await write(`BEGIN;\n${recipe.batchSql(batch)}\nCOMMIT;\n`);
   child.stdin.end();
   const [code] = (await once(child, "exit")) as [number];
   if (code !== 0) throw new Error(`sqlite3 could not build ${path}: ${stderr}`);
-  return Number((await run("sqlite3", [path, rawSizeSql()])).stdout.trim());
+  return Number((await run("sqlite3", [path, recipe.rawSizeSql])).stdout.trim());
 }
 
 /** One timed run of the native pipeline; seconds and the archive's SHA-256. */

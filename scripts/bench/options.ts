@@ -1,10 +1,13 @@
 /** The bench's command-line flags. */
 import { parseArgs } from "node:util";
+import { SHAPES, type Shape } from "./shapes";
 
 /** What one bench run measures and where it writes. */
 export interface BenchOptions {
   /** Raw data sizes of the exported databases, bytes, ascending. */
   sizes: number[];
+  /** Dataset shapes exported: `mixed` at each of `sizes`, the others at their own scale (shapes.ts). */
+  shapes: Shape[];
   /** Runs per figure; the table shows their median, min and max. */
   runs: number;
   /** Concurrent clients of the latency measurements. */
@@ -25,12 +28,23 @@ export interface BenchOptions {
   appRequests: number;
   /** Concurrent clients of the load runs with --apps. */
   appClients: number;
+  /** Only the request rows against the floor Worker (--floor). */
+  floorOnly: boolean;
+  /** Skip the request rows in a full run (--no-requests). */
+  noRequests: boolean;
+  /** wrk's connections and seconds per run for the request rows. */
+  wrkConnections: number;
+  wrkSeconds: number;
 }
 
 export const USAGE = `Usage: npm run bench -- [flags]
 
   --quick            small sizes (4MB,16MB) and fewer requests; finishes in under 3 minutes
-  --sizes LIST       raw data sizes to export, e.g. 50MB,200MB,1GB (the default)
+  --sizes LIST       raw data sizes of the mixed dataset, e.g. 50MB,200MB,1GB (the default)
+  --shapes LIST      dataset shapes to export (default mixed): mixed (accounts, events, documents at
+                     each of --sizes), narrow (2,000,000 rows of an integer, a short text and a REAL),
+                     wide (2,000 rows of ~50 KB text), blobs (2,000 rows of ~50 KB BLOB); a tenth
+                     of the rows with --quick. e.g. --shapes mixed,narrow,wide,blobs
   --runs N           runs per figure (default 3); the table shows median [min-max]
   --clients N        concurrent clients for start/poll latency (default 50)
   --requests N       polls (and /healthz requests) per client per latency run (default 40; 10 with --quick)
@@ -38,6 +52,14 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --out PATH         where the JSON goes (default bench/results.json; bench/apps-results.json with --apps)
   --keep             keep the temporary directory with databases, archives and wrangler state
   --help             this text
+
+  --floor            only the request rows, in a few minutes: /healthz, an app through the proxy
+                     (needs dockerd and /bin/busybox; left out without them), polls of a signed link
+                     (pending 503, ready 200) and start export under --clients clients, each against
+                     a trivial Hono Worker under the same wrangler dev (the floor)
+  --no-requests      a full run without the request rows
+  --wrk-connections N  wrk connections for the request rows (default 20)
+  --wrk-seconds N    seconds per wrk run (default 8; 3 with --quick)
 
   --apps             only the apps benchmark, in about 2 minutes (needs dockerd at /var/run/docker.sock
                      and /bin/busybox): Deploy to live through the Worker against git archive + docker
@@ -76,6 +98,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     options: {
       quick: { type: "boolean", default: false },
       sizes: { type: "string" },
+      shapes: { type: "string" },
       runs: { type: "string" },
       clients: { type: "string" },
       requests: { type: "string" },
@@ -87,23 +110,36 @@ export function parseOptions(argv: string[]): BenchOptions | null {
       "app-deploys": { type: "string" },
       "app-requests": { type: "string" },
       "app-clients": { type: "string" },
+      floor: { type: "boolean", default: false },
+      "no-requests": { type: "boolean", default: false },
+      "wrk-connections": { type: "string" },
+      "wrk-seconds": { type: "string" },
     },
     strict: true,
   });
   if (values.help) return null;
   const sizes = (values.sizes ?? (values.quick ? "4MB,16MB" : "50MB,200MB,1GB")).split(",").map(parseSize).sort((a, b) => a - b);
+  const shapes = (values.shapes ?? "mixed").split(",").map((name) => {
+    if (!(SHAPES as readonly string[]).includes(name)) throw new Error(`--shapes takes ${SHAPES.join(", ")}; got "${name}"`);
+    return name as Shape;
+  });
   return {
     sizes,
+    shapes,
     runs: positive("runs", values.runs, 3),
     clients: positive("clients", values.clients, 50),
     requests: positive("requests", values.requests, values.quick ? 10 : 40),
     starts: positive("starts", values.starts, values.quick ? 2 : 4),
-    out: values.out ?? (values.apps ? "bench/apps-results.json" : "bench/results.json"),
+    out: values.out ?? (values.apps ? "bench/apps-results.json" : values.floor ? "bench/floor-results.json" : "bench/results.json"),
     keep: values.keep!,
     quick: values.quick!,
     apps: values.apps!,
     appDeploys: positive("app-deploys", values["app-deploys"], 5),
     appRequests: positive("app-requests", values["app-requests"], 2000),
     appClients: positive("app-clients", values["app-clients"], 20),
+    floorOnly: values.floor!,
+    noRequests: values["no-requests"]!,
+    wrkConnections: positive("wrk-connections", values["wrk-connections"], 20),
+    wrkSeconds: positive("wrk-seconds", values["wrk-seconds"], values.quick ? 3 : 8),
   };
 }

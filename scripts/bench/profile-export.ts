@@ -1,5 +1,6 @@
 /**
- * `npx tsx scripts/bench/profile-export.ts [--size 20MB]`: one export under a CPU profile of the
+ * `npx tsx scripts/bench/profile-export.ts [--size 20MB] [--shape narrow [--quick]]`: one export
+ * (of mixed rows of --size, or of a dataset shape of shapes.ts) under a CPU profile of the
  * Worker's isolate (through wrangler's inspector), with a `/healthz` probe every 100 ms beside it.
  * Prints where the isolate spent its time (self time by function), the longest
  * stretch it ran without going idle, and how long the probes waited; writes the `.cpuprofile`
@@ -12,6 +13,7 @@ import { parseArgs } from "node:util";
 import { generateSecrets, startDevServer } from "../lib/dev-server";
 import { inspector } from "./inspector";
 import { parseSize } from "./options";
+import { SHAPES, type Shape, recipeOf } from "./shapes";
 import { type Probe, probeHealthz, slowest } from "./responsiveness";
 import { createAccount, createDatabase, fillDatabase, startExport, waitUntilReady } from "./worker-client";
 
@@ -58,14 +60,16 @@ function report(during: string, probes: Probe[]): void {
 /** wrangler bundles the Worker into one file, so a frame is told apart by its function name. */
 const functionName = (n: ProfileNode) => n.callFrame.functionName || (n.callFrame.url ? "(anonymous)" : "(native)");
 
-const { values } = parseArgs({ options: { size: { type: "string", default: "20MB" } } });
+const { values } = parseArgs({ options: { size: { type: "string", default: "20MB" }, shape: { type: "string", default: "mixed" }, quick: { type: "boolean", default: false } } });
 const size = parseSize(values.size!);
+const shape = values.shape as Shape;
+if (!(SHAPES as readonly string[]).includes(shape)) throw new Error(`--shape takes ${SHAPES.join(", ")}`);
 const dir = mkdtempSync(join(tmpdir(), "control-plane-profile-"));
 const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0" } });
 try {
   const account = await createAccount(server.url, "profile@example.com");
   const databaseId = await createDatabase(account, "profile");
-  const raw = await fillDatabase(account, databaseId, size);
+  const raw = await fillDatabase(account, databaseId, shape === "mixed" ? size : recipeOf(shape, values.quick!));
   const args = server.process.spawnargs;
   const port = args[args.indexOf("--inspector-port") + 1];
   const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];

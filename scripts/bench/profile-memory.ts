@@ -8,13 +8,13 @@
  * it, and the largest mappings at the end.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { generateSecrets, startDevServer } from "../lib/dev-server";
 import { findWorkerd } from "./memory";
-import { type Inspector, inspector } from "./inspector";
+import { isolates } from "./isolate-memory";
 import { parseSize } from "./options";
 import { createAccount, createDatabase, fillDatabase, runSql, startExport, waitUntilReady } from "./worker-client";
 
@@ -46,55 +46,6 @@ function topMappings(pid: number, n = 8): [string, number][] {
     if (rss) totals.set(current, (totals.get(current) ?? 0) + Number(rss[1]) * 1024);
   }
   return [...totals].sort((a, b) => b[1] - a[1]).slice(0, n);
-}
-
-/** TCP ports `pid` listens on, from its socket descriptors and /proc/net/tcp. */
-function listeningPorts(pid: number): number[] {
-  const inodes = new Set<string>();
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
-      if (inode) inodes.add(inode);
-    } catch {
-      // closed while listing
-    }
-  }
-  const ports: number[] = [];
-  for (const line of readFileSync("/proc/net/tcp", "utf8").split("\n").slice(1)) {
-    const f = line.trim().split(/\s+/);
-    if (f[3] === "0A" && inodes.has(f[9] ?? "")) ports.push(parseInt(f[1]!.split(":")[1]!, 16));
-  }
-  return ports;
-}
-
-/**
- * One inspector per isolate of the runtime: each local service's directly, the Worker's through
- * wrangler's inspector proxy (which holds the runtime's only session for it).
- */
-async function isolates(pid: number, workerInspector: string): Promise<Map<string, Inspector>> {
-  for (const port of listeningPorts(pid)) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/json/list`, { signal: AbortSignal.timeout(2000) });
-      const targets = (await res.json()) as { id: string; webSocketDebuggerUrl: string }[];
-      if (!Array.isArray(targets)) continue;
-      const found = new Map<string, Inspector>();
-      const [worker] = (await (await fetch(`${workerInspector}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
-      found.set("worker", await inspector(worker!.webSocketDebuggerUrl));
-      for (const t of targets) {
-        if (t.id.startsWith("core:user:control-plane")) continue;
-        try {
-          found.set(t.id, await inspector(t.webSocketDebuggerUrl));
-        } catch {
-          console.log(`(isolate ${t.id} not inspectable)`);
-        }
-      }
-      return found;
-    } catch {
-      // not the inspector
-    }
-  }
-  throw new Error("the runtime's inspector was not found");
 }
 
 interface HeapUsage {

@@ -36,6 +36,15 @@ export interface ResultRow {
   ratio: number;
   /** Whether a bigger figure is the better one (throughput) or a smaller one (latency, memory). */
   better: "higher" | "lower";
+  /**
+   * The same measure on the floor Worker (a trivial Hono Worker under the same wrangler dev,
+   * scripts/bench/floor-worker), on request rows: what the local runtime alone costs.
+   */
+  floor?: Summary;
+  /** What the floor measured, e.g. `trivial Worker /healthz`. */
+  floorName?: string;
+  /** worker median / floor median. */
+  floorRatio?: number;
 }
 
 /** Makes a row, computing the ratio of the medians. */
@@ -43,6 +52,12 @@ export function row(subject: string, metric: string, worker: number[], baselineN
   const w = summarize(worker);
   const b = summarize(baseline);
   return { subject, metric, worker: w, baselineName, baseline: b, ratio: w.median / b.median, better };
+}
+
+/** The row with its floor: the same measure on the trivial Worker, from the same run. */
+export function withFloor(r: ResultRow, floorName: string, floor: number[]): ResultRow {
+  const f = summarize(floor);
+  return { ...r, floor: f, floorName, floorRatio: r.worker.median / f.median };
 }
 
 /** The machine and tools a run measured on. */
@@ -83,12 +98,17 @@ export function renderTable(report: BenchReport): string {
     `Machine: ${machine.cores} cores (${machine.cpu}), ${machine.memoryGB} GB RAM, Node ${machine.node}`,
     `Tools: ${Object.entries(machine.tools).map(([k, v]) => `${k} ${v}`).join(", ")}`,
     "Each cell: median [min-max] over the runs. Ratio = Worker median / baseline median.",
+    "Floor: the same measure on a trivial Hono Worker under the same wrangler dev; vs floor = Worker median / floor median.",
     "",
   ];
-  const lines = [["Measure", "Worker", "Baseline", "", "Ratio"]];
+  const lines = [["Measure", "Worker", "Baseline", "", "Ratio", "Floor", "vs floor", ""]];
   for (const r of report.rows) {
     const arrow = r.better === "higher" ? "(higher is better)" : "(lower is better)";
-    lines.push([`${r.subject}: ${r.metric}`, cell(r.worker), cell(r.baseline), r.baselineName, `${figure(r.ratio)} ${arrow}`]);
+    const floor = r.floor ? [cell(r.floor), figure(r.floorRatio!), r.floorName ?? ""] : ["", "", ""];
+    // A row whose baseline is the floor itself shows it once, under Floor.
+    const base = r.floor && r.floorName === r.baselineName ? ["", "", ""] : [cell(r.baseline), r.baselineName, `${figure(r.ratio)} ${arrow}`];
+    if (r.floor && r.floorName === r.baselineName) floor[1] = `${figure(r.floorRatio!)} ${arrow}`;
+    lines.push([`${r.subject}: ${r.metric}`, cell(r.worker), ...base, ...floor]);
   }
   const widths = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
   const text = lines.map((l) => l.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd());

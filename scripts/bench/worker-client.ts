@@ -4,7 +4,7 @@
  * API until their link serves the archive.
  */
 import { Console } from "../lib/seed";
-import { SCHEMA_SQL, batchSql, batchesFor, rawSizeSql } from "./dataset";
+import { type Recipe, mixedRecipe } from "./dataset";
 
 /** A signed-in console session and an API token of the same account. */
 export interface BenchAccount {
@@ -33,17 +33,18 @@ export async function runSql(account: BenchAccount, databaseId: string, sql: str
 }
 
 /**
- * Fills a managed database with the dataset recipe up to about `rawBytes` (one request per batch,
+ * Fills a managed database with a recipe, or the mixed one up to about `rawBytes` (one request per batch,
  * each one transaction of a few MB generated inside SQLite); returns the raw size measured after.
  */
-export async function fillDatabase(account: BenchAccount, databaseId: string, rawBytes: number, onBatch?: (done: number, total: number) => void): Promise<number> {
-  await runSql(account, databaseId, SCHEMA_SQL);
-  const total = batchesFor(rawBytes);
+export async function fillDatabase(account: BenchAccount, databaseId: string, data: number | Recipe, onBatch?: (done: number, total: number) => void): Promise<number> {
+  const recipe = typeof data === "number" ? mixedRecipe(data, "") : data;
+  await runSql(account, databaseId, recipe.schema);
+  const total = recipe.batches;
   for (let batch = 0; batch < total; batch++) {
-    await runSql(account, databaseId, batchSql(batch));
+    await runSql(account, databaseId, recipe.batchSql(batch));
     onBatch?.(batch + 1, total);
   }
-  const [row] = await runSql(account, databaseId, rawSizeSql());
+  const [row] = await runSql(account, databaseId, recipe.rawSizeSql);
   return Number(row?.[0]);
 }
 

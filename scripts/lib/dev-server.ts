@@ -70,6 +70,8 @@ export interface DevServerOptions {
   vars?: Record<string, string>;
   /** Show wrangler's own output (npm start) or keep it for error reports (tests). */
   inheritOutput?: boolean;
+  /** Another Worker's wrangler.toml (the bench's floor Worker): no D1 migrations are applied. */
+  config?: string;
 }
 
 export interface DevServer {
@@ -89,7 +91,7 @@ export async function applyLocalMigrations(persistTo?: string): Promise<void> {
 
 /** Applies migrations, starts `wrangler dev` and resolves once the Worker answers. */
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
-  await applyLocalMigrations(options.persistTo);
+  if (!options.config) await applyLocalMigrations(options.persistTo);
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
   const args = [
@@ -98,6 +100,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     "--port", String(port),
     "--inspector-port", String(inspectorPort),
     "--show-interactive-dev-session=false",
+    ...(options.config ? ["--config", options.config] : []),
     ...(options.persistTo ? ["--persist-to", options.persistTo] : []),
     ...Object.entries(options.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
   ];

@@ -37,8 +37,19 @@ export function canonicalLinkString(method: string, path: string, exp: string): 
   return [CANONICAL_VERSION, method.toUpperCase(), path, exp].join("\n");
 }
 
+/** Imported keys, per secret: importing one costs about as much as the HMAC itself. */
+const importedKeys = new Map<string, Promise<CryptoKey>>();
+
 function hmacKey(secret: string): Promise<CryptoKey> {
-  return crypto.subtle.importKey("raw", utf8(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+  let key = importedKeys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey("raw", utf8(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+    // A handful of keys at most (rotation); a failed import is not kept.
+    if (importedKeys.size >= 16) importedKeys.clear();
+    importedKeys.set(secret, key);
+    key.catch(() => importedKeys.delete(secret));
+  }
+  return key;
 }
 
 /**

@@ -1,14 +1,17 @@
 import type { Config } from "../config";
 
-/** What a test may replace: the clock and id generation. */
+/** What a test may replace: the clock, id generation and the draw that samples log lines. */
 export interface Deps {
   now: () => number;
   uuid: () => string;
+  /** Uniform in [0, 1); Math.random when not given. */
+  random?: () => number;
 }
 
 export const defaultDeps: Deps = {
   now: () => Date.now(),
   uuid: () => crypto.randomUUID(),
+  random: () => Math.random(),
 };
 
 export interface AppVariables {

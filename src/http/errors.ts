@@ -58,7 +58,12 @@ export class ApiError extends Error {
     message: string,
     readonly options: { headers?: Record<string, string>; extra?: Record<string, unknown>; cause?: unknown } = {},
   ) {
+    // An ApiError is an answer, not a fault: nothing reads its stack (a cause keeps its own), and
+    // capturing one costs more than the rest of a short request's own work.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message, { cause: options.cause });
+    Error.stackTraceLimit = limit;
     this.name = "ApiError";
     this.status = ERROR_STATUS[code];
   }

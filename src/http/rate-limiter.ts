@@ -5,6 +5,8 @@ import { ApiError } from "./errors";
 import { type GcraDecision, gcra, type RatePolicy, rateLimitHeaders, recoverySeconds } from "./gcra";
 
 const TAT_KEY = "tat";
+/** When (Unix ms, real time) the state may be dropped: a whole recovery after the last spend. */
+const DROP_KEY = "drop_at";
 
 /**
  * One per caller (named by the caller key): the GCRA state of the API's call-rate limit.
@@ -12,6 +14,9 @@ const TAT_KEY = "tat";
  * read-decide-write below cannot interleave with another call.
  */
 export class RateLimiter extends DurableObject<Env> {
+  /** Whether this instance has an alarm pending (a fresh instance sets one at its first spend). */
+  #alarmPending = false;
+
   /**
    * Spends one call of this caller's allowance at `now` (Unix ms, from the Worker's injectable
    * clock, so tests move it) under `policy`; a refused call spends nothing.
@@ -22,8 +27,14 @@ export class RateLimiter extends DurableObject<Env> {
       this.ctx.storage.kv.put(TAT_KEY, decision.tat);
       // Once a caller has been quiet long enough to have its whole burst back, its state says
       // nothing a fresh object would not; dropping it keeps one-off callers (client addresses)
-      // from leaving storage behind forever.
-      await this.ctx.storage.setAlarm(Date.now() + recoverySeconds(input.policy) * 1000);
+      // from leaving storage behind forever. One alarm at a time: when it fires early (the caller
+      // spent since) it moves itself to the recorded moment instead of dropping anything.
+      const dropAt = Date.now() + recoverySeconds(input.policy) * 1000;
+      this.ctx.storage.kv.put(DROP_KEY, dropAt);
+      if (!this.#alarmPending) {
+        await this.ctx.storage.setAlarm(dropAt);
+        this.#alarmPending = true;
+      }
     }
     return decision;
   }
@@ -34,6 +45,13 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    const dropAt = this.ctx.storage.kv.get<number>(DROP_KEY) ?? 0;
+    if (Date.now() < dropAt) {
+      await this.ctx.storage.setAlarm(dropAt);
+      this.#alarmPending = true;
+      return;
+    }
+    this.#alarmPending = false;
     await this.ctx.storage.deleteAll();
   }
 }

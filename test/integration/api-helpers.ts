@@ -12,12 +12,13 @@ export function envWith(vars: Record<string, string>): Env {
 }
 
 /**
- * The app with a clock the test moves (`clock.now`, Unix ms). Requests run to completion,
+ * The app with a clock the test moves (`clock.now`, Unix ms) and every log line written. Requests run to completion,
  * including work the handler left in `waitUntil`.
  */
 export function clockedApp(start = Date.UTC(2030, 0, 1, 12)) {
   const clock = { now: start };
-  const app = createApp({ now: () => clock.now, uuid: () => crypto.randomUUID() });
+  // Every log line written (none sampled away), as the checks on log lines read them.
+  const app = createApp({ now: () => clock.now, uuid: () => crypto.randomUUID(), random: () => 0 });
   async function call(request: Request, bindings: Env = env): Promise<Response> {
     const ctx = createExecutionContext();
     const res = await app.fetch(request, bindings, ctx);

@@ -164,6 +164,8 @@ describe("console pages: API tokens", () => {
     for (const level of ["log", "warn", "error", "info"] as const) {
       vi.spyOn(console, level).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
     }
+    // The draw that samples success lines: 0 writes every one, so each request's line is read here.
+    vi.spyOn(Math, "random").mockReturnValue(0);
     await client.post("/console/profile/tokens", { name: "quiet" });
     const flash = client.cookies.get("console_flash")!;
     const secret = inputValue(await client.page("/console/profile"), "new-token-value")!;

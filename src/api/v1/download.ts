@@ -48,9 +48,37 @@ export function signedLink(): MiddlewareHandler<AppEnv> {
  * share one allowance; a link to a database deleted since counts against the client address.
  */
 export const linkOwner: CallerKey = async (c) => {
-  const accountId = await ownerOfDatabase(c.env, c.req.param("id")!);
+  const databaseId = c.req.param("id")!;
+  const now = c.get("deps").now();
+  let accountId = knownOwner(databaseId, now);
+  if (!accountId) {
+    accountId = await ownerOfDatabase(c.env, databaseId);
+    if (accountId) rememberOwner(databaseId, accountId, now);
+  }
   return accountId ? accountKey(accountId) : addressCaller(c);
 };
+
+/**
+ * A database never changes owner, so polls of its links need not read D1 for the owner each time:
+ * owners found are remembered per isolate for a minute. A database deleted within that minute
+ * still counts its links against its former owner (they answer 404 either way).
+ */
+const OWNER_TTL_MS = 60_000;
+const OWNERS_KEPT = 1000;
+const owners = new Map<string, { accountId: string; until: number }>();
+
+function knownOwner(databaseId: string, now: number): string | null {
+  const entry = owners.get(databaseId);
+  if (!entry) return null;
+  if (now < entry.until) return entry.accountId;
+  owners.delete(databaseId);
+  return null;
+}
+
+function rememberOwner(databaseId: string, accountId: string, now: number): void {
+  if (owners.size >= OWNERS_KEPT) owners.delete(owners.keys().next().value!);
+  owners.set(databaseId, { accountId, until: now + OWNER_TTL_MS });
+}
 
 /** The record decides: 503 while prepared, 404, 410, else the archive (or 500 if unreadable). */
 export async function serveDownload(c: Context<AppEnv>): Promise<Response> {

@@ -1,0 +1,238 @@
+/**
+ * Requests against the floor: the control plane and a trivial Hono Worker (floor-worker/) run side
+ * by side under the same `wrangler dev`, and wrk loads one then the other, in turns, with the same
+ * connections for the same time. Rows:
+ *
+ * - `/healthz` on both;
+ * - an app through the proxy (a busybox httpd app deployed on dockerd, `<subdomain>.localhost`)
+ *   against the trivial Worker's `/proxy`, which makes one `fetch` to the same container;
+ * - a poll of a signed download link while the export is pending (503) and once it is ready (200,
+ *   a small archive), against the trivial `/healthz`;
+ * - start export under 50 clients (Node's closed loop: each start needs a database of its own),
+ *   p50 against our own `/healthz` under the same load, and the trivial one as the floor.
+ */
+import { execFile } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { randomBytes } from "node:crypto";
+import { createRepository, startDevForge } from "../dev-forge";
+import { dockerSocketAvailable, startDockerForwarder } from "../lib/docker-forwarder";
+import { type DevServer, generateSecrets, startDevServer } from "../lib/dev-server";
+import { creditAccount } from "../lib/seed";
+import { type AppJson, PLAN, Session, appFiles, deployThroughWorker, settledOnOne, workerVars } from "./apps";
+import { appContainers, dockerVersion } from "./apps-docker";
+import type { BenchContext } from "./context";
+import { startFloorWorker } from "./floor";
+import { type Reply, percentile, runLoad, statusCounts } from "./load";
+import type { BenchOptions } from "./options";
+import { type ResultRow, row, withFloor } from "./report";
+import { type BenchAccount, createAccount, createDatabase, startExport, waitUntilReady } from "./worker-client";
+import { type WrkResult, wrk } from "./wrk";
+
+type Output = Pick<BenchContext, "log" | "progress" | "note" | "check">;
+
+/** One measure: a request to ours and its counterpart on the floor Worker. */
+interface Pair {
+  subject: string;
+  ours: { url: string; headers?: Record<string, string> };
+  floor: { url: string; headers?: Record<string, string> };
+  floorName: string;
+  /** Which replies are right: every one 2xx (200s) or none (the pending link's 503s). */
+  expect: "2xx" | "non2xx";
+}
+
+/** The local D1 file of a wrangler dev state directory (the one holding the `exports` table). */
+async function localD1File(persistTo: string): Promise<string> {
+  const dir = join(persistTo, "v3", "d1", "miniflare-D1DatabaseObject");
+  for (const name of readdirSync(dir).filter((n) => n.endsWith(".sqlite"))) {
+    const path = join(dir, name);
+    const { stdout } = await promisify(execFile)("sqlite3", [path, "SELECT count(*) FROM sqlite_schema WHERE name = 'exports'"]);
+    if (stdout.trim() === "1") return path;
+  }
+  throw new Error(`no local D1 file with an exports table under ${dir}`);
+}
+
+/**
+ * A link that answers 503 for as long as the bench needs: an export of an empty database, finished,
+ * then put back to `pending` (deadline an hour away) in the local D1 file, as a job not yet picked
+ * up from the queue would leave it.
+ */
+async function pendingLink(persistTo: string, account: BenchAccount, databaseId: string): Promise<string> {
+  const started = await startExport(account, databaseId);
+  await waitUntilReady(started);
+  const exportId = /\/exports\/([0-9a-f-]+)\/download/.exec(started.url)![1]!;
+  const d1 = await localD1File(persistTo);
+  const deadline = Date.now() + 3_600_000;
+  await promisify(execFile)("sqlite3", [
+    d1,
+    `UPDATE exports SET status = 'pending', started_at = NULL, finished_at = NULL, size_bytes = NULL, sha256 = NULL, deadline_at = ${deadline} WHERE id = '${exportId}'`,
+  ]);
+  const res = await fetch(started.url, { headers: { Range: "bytes=0-0" } });
+  await res.arrayBuffer();
+  if (res.status !== 503) throw new Error(`the link put back to pending answered ${res.status}, not 503`);
+  return started.url;
+}
+
+/** The busybox app deployed through the console; its hostname and its container's own address. */
+interface BenchApp {
+  host: string;
+  instanceUrl: string;
+  remove: () => Promise<void>;
+}
+
+async function deployApp(base: string, port: number, operatorToken: string, forgeUrl: string, forgeRoot: string, engineUrl: string): Promise<BenchApp> {
+  const runId = `${Date.now().toString(36)}${randomBytes(2).toString("hex")}`;
+  const repo = await createRepository(forgeRoot, "bench", "httpd", appFiles(readFileSync("/bin/busybox")), {
+    forgeUrl,
+    modes: { busybox: 0o755 },
+    message: "busybox httpd app",
+  });
+  const session = new Session(base);
+  const email = `bench-floor-${runId}@example.com`;
+  await session.json("POST", "/console/api/signup", { email, password: "bench-password-1" });
+  await creditAccount(base, operatorToken, email, 100_000, "Benchmark credit");
+  const app = await session.json<AppJson>("POST", "/console/api/apps", { name: "Bench httpd", repository: repo, subdomain: `floor-${runId}`, plan: PLAN });
+  const host = `${app.hostname}:${port}`;
+  await deployThroughWorker(session, app, { url: `http://127.0.0.1:${port}/`, host });
+  await settledOnOne(engineUrl, app.id);
+  const running = (await appContainers(engineUrl, app.id)).find((c) => c.state === "running" && c.hostPort);
+  if (!running) throw new Error("the app has no running container with a published port");
+  return {
+    host,
+    instanceUrl: `http://127.0.0.1:${running.hostPort}/`,
+    remove: async () => {
+      await session.json("DELETE", `/console/api/apps/${app.id}`);
+    },
+  };
+}
+
+/** The link on 127.0.0.1, where wrangler listens (the signature covers the path, not the host). */
+const onLoopback = (link: string) => link.replace("//localhost:", "//127.0.0.1:");
+
+function p50s(replies: Reply[]): number {
+  return percentile(
+    replies.map((r) => r.ms),
+    50,
+  );
+}
+
+/**
+ * Runs the request rows with their own wrangler dev pair (ours with the engine behind it, and the
+ * floor Worker), then stops them. Returns the rows.
+ */
+export async function measureRequests(options: BenchOptions, dir: string, out: Output): Promise<ResultRow[]> {
+  const { log, progress, note, check } = out;
+  const docker = (await dockerVersion()) !== null && (await dockerSocketAvailable());
+  const forgeRoot = join(dir, "forge");
+  const [engine, forge] = docker ? await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot, port: 0 })]) : [null, null];
+  const secrets = generateSecrets();
+  const persistTo = join(dir, "requests-state");
+  let ours: DevServer | null = null;
+  let floor: DevServer | null = null;
+  let app: BenchApp | null = null;
+  try {
+    progress("requests: starting wrangler dev for the control plane and for the floor Worker");
+    ours = await startDevServer({
+      persistTo,
+      vars: { ...workerVars(engine?.url ?? "", secrets), EXPORT_COOLDOWN_SECONDS: "0" },
+    });
+    floor = await startFloorWorker(join(dir, "floor-state"));
+    const base = `http://127.0.0.1:${ours.port}`;
+    const floorBase = `http://127.0.0.1:${floor.port}`;
+    const account = await createAccount(ours.url, "bench-requests@example.com");
+
+    const pairs: Pair[] = [
+      { subject: "/healthz", ours: { url: `${base}/healthz` }, floor: { url: `${floorBase}/healthz` }, floorName: "trivial Worker /healthz", expect: "2xx" },
+    ];
+    if (engine && forge) {
+      progress("requests: deploying the busybox app on dockerd");
+      app = await deployApp(base, ours.port, secrets.OPERATOR_TOKEN, forge.url, forgeRoot, engine.url);
+      pairs.push({
+        subject: "App through the proxy (busybox httpd)",
+        ours: { url: `${base}/`, headers: { Host: app.host } },
+        floor: { url: `${floorBase}/proxy`, headers: { "X-Upstream": app.instanceUrl } },
+        floorName: "trivial Worker /proxy, one fetch to the same container",
+        expect: "2xx",
+      });
+    } else {
+      note("No dockerd at /var/run/docker.sock: the app proxy row is left out.");
+    }
+    progress("requests: preparing a pending and a ready download link");
+    const readyStart = await startExport(account, await createDatabase(account, "ready link"));
+    await waitUntilReady(readyStart);
+    const pending = await pendingLink(persistTo, account, await createDatabase(account, "pending link"));
+    pairs.push(
+      { subject: "Poll of a signed link, export pending (503)", ours: { url: onLoopback(pending) }, floor: { url: `${floorBase}/healthz` }, floorName: "trivial Worker /healthz", expect: "non2xx" },
+      { subject: "Poll of a signed link, ready (200, small archive)", ours: { url: onLoopback(readyStart.url) }, floor: { url: `${floorBase}/healthz` }, floorName: "trivial Worker /healthz", expect: "2xx" },
+    );
+
+    const connections = options.wrkConnections;
+    const seconds = options.wrkSeconds;
+    log(`Requests: wrk, ${connections} connections, ${seconds} s per run, ${options.runs} runs per side, ours and the floor in turns`);
+    // One short warm-up per side, not counted: the first requests compile code and fill caches.
+    for (const p of pairs) {
+      await wrk({ ...p.ours, connections, seconds: 1 });
+      await wrk({ ...p.floor, connections, seconds: 1 });
+    }
+    const rows: ResultRow[] = [];
+    for (const p of pairs) {
+      const mine: WrkResult[] = [];
+      const theirs: WrkResult[] = [];
+      for (let run = 1; run <= options.runs; run++) {
+        progress(`requests: ${p.subject}, run ${run}/${options.runs}`);
+        mine.push(await wrk({ ...p.ours, connections, seconds }));
+        theirs.push(await wrk({ ...p.floor, connections, seconds }));
+      }
+      const right = (r: WrkResult) => r.errors === 0 && (p.expect === "2xx" ? r.non2xx === 0 : r.non2xx === r.requests);
+      check(
+        `${p.subject}: every reply as expected`,
+        mine.every(right) && theirs.every((r) => r.errors === 0 && r.non2xx === 0),
+        `ours ${mine.map((r) => `${r.requests} requests, ${r.non2xx} not 2xx, ${r.errors} errors`).join("; ")} | floor ${theirs.map((r) => `${r.requests}, ${r.non2xx}, ${r.errors}`).join("; ")}`,
+      );
+      const who = `wrk, ${connections} connections`;
+      rows.push(
+        withFloor(row(p.subject, `requests/s (${who})`, mine.map((r) => r.rps), p.floorName, theirs.map((r) => r.rps), "higher"), p.floorName, theirs.map((r) => r.rps)),
+        withFloor(row(p.subject, `p50, ms (${who})`, mine.map((r) => r.p50), p.floorName, theirs.map((r) => r.p50), "lower"), p.floorName, theirs.map((r) => r.p50)),
+        withFloor(row(p.subject, `p99, ms (${who})`, mine.map((r) => r.p99), p.floorName, theirs.map((r) => r.p99), "lower"), p.floorName, theirs.map((r) => r.p99)),
+      );
+    }
+
+    // Start export under concurrent clients: each start on a database of its own (no 429).
+    const clients = options.clients;
+    const starts = Math.max(1, Math.min(options.starts, 2));
+    progress(`requests: creating ${clients * starts} databases for the start-export load`);
+    const ids: string[] = [];
+    for (let i = 0; i < clients * starts; i++) ids.push(await createDatabase(account, `start ${i}`));
+    const start: number[] = [];
+    const healthz: number[] = [];
+    const floorHealthz: number[] = [];
+    for (let run = 1; run <= options.runs; run++) {
+      progress(`requests: start export under ${clients} clients, run ${run}/${options.runs}`);
+      const loadOf = (url: string) => runLoad({ clients, requestsPerClient: starts * 2, next: () => ({ method: "GET", url }) });
+      healthz.push(p50s((await loadOf(`${base}/healthz`)).replies));
+      floorHealthz.push(p50s((await loadOf(`${floorBase}/healthz`)).replies));
+      const started = await runLoad({
+        clients,
+        requestsPerClient: starts,
+        next: (c, i) => ({ method: "POST", url: `${base}/api/v1/dbs/${ids[c * starts + i]}/export`, headers: { Authorization: `Bearer ${account.token}` } }),
+      });
+      const accepted = started.replies.filter((r) => r.status === 200);
+      check(`start export load run ${run}`, accepted.length === ids.length, statusCounts(started.replies));
+      start.push(p50s(accepted));
+      progress(`requests: waiting for ${accepted.length} exports of empty databases`);
+      for (const { body } of accepted) await waitUntilReady({ url: (JSON.parse(body) as { url: string }).url, startedAt: performance.now(), startMs: 0 });
+    }
+    rows.push(
+      withFloor(
+        row(`Start export of an empty database (${clients} clients)`, "p50, ms", start, "our /healthz, same clients", healthz, "lower"),
+        "trivial Worker /healthz, same clients",
+        floorHealthz,
+      ),
+    );
+    return rows;
+  } finally {
+    if (app) await app.remove().catch((err: Error) => note(`The bench app's Delete failed: ${err.message}`));
+    await Promise.allSettled([ours?.stop(), floor?.stop(), engine?.close(), forge?.close()]);
+  }
+}
