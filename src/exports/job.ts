@@ -2,6 +2,7 @@ import { getConfig } from "../config";
 import { DUMP_START } from "../databases/dump";
 import { dumpStream } from "../databases/dump-stream";
 import { managedDatabase } from "../databases/service";
+import { isJournalFull } from "../databases/snapshot-journal";
 import { describeError, log } from "../http/log";
 import { ARCHIVE_PART_BYTES, type ArchiveTarget, copyStretch, freshProgress, type Stretch, stageStretch } from "./archive-upload";
 import { deleteObjects, settle, trackObject, trackUpload, untrack } from "./cleanup";
@@ -80,7 +81,8 @@ export async function runExportJob(env: Env, message: Message<ExportJobMessage>,
     }
     message.ack();
   } catch (err) {
-    if (message.attempts >= EXPORT_MAX_ATTEMPTS) {
+    // A snapshot lost to too many writes is lost for every try: the export fails at once, saying why.
+    if (message.attempts >= EXPORT_MAX_ATTEMPTS || isJournalFull(err)) {
       log("error", "export failed for good", { ...fields, ...describeError(err) });
       await markExportFailed(env, job, describeError(err).error_message as string, options.now());
       await releaseDump(env, job);

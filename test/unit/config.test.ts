@@ -23,6 +23,7 @@ describe("parseConfig", () => {
       APPS_DOMAIN: "localhost",
       PROBE_TIMEOUT_SECONDS: 60,
       EXPORT_INVOCATION_BYTES: 1073741824,
+      EXPORT_JOURNAL_MAX_BYTES: 1073741824,
       DOMAIN_RECHECK_SECONDS: 45,
       DNS_RESOLVER_URL: "https://cloudflare-dns.com/dns-query",
       DNS_TIMEOUT_SECONDS: 5,
