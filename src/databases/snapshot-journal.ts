@@ -3,9 +3,9 @@
  * writes. When the dump begins, the object creates, in its own SQLite storage, one journal table
  * per dumped table and triggers on that table; until the dump ends, every change to a row the
  * snapshot held first copies the row's old version (its pre-image, rendered as the dump renders
- * rows, so it is exact for every storage class) into the journal, once: INSERT OR IGNORE keeps the
- * first copy, which is the row as the snapshot held it. A key the snapshot did not hold that a
- * write fills gets a marker (a NULL image). The dump (dump.ts) then reads each table in key
+ * rows, so it is exact for every storage class) into the journal, once: only the first copy is
+ * kept, and it is the row as the snapshot held it. A key the snapshot did not hold that a write
+ * fills gets a marker (a NULL image). The dump (dump.ts) then reads each table in key
  * order, taking the pre-image where there is one and leaving markers out.
  *
  * Why triggers: customers run arbitrary SQL, their own triggers and foreign-key actions change
@@ -126,6 +126,9 @@ function keepTable(sql: SqlStorage, table: string, kind: TableListRow | undefine
   const key = (ref: string) => keys.map((c) => `${ref}.${rowid ? c : quoteIdent(c)}`);
   const inSnapshot = (ref: string) => (rowid ? `${key(ref)[0]} <= ${max ?? "NULL"}` : "1");
   const image = (ref: string) => shape.values((c) => `${ref}.${quoteIdent(c)}`);
+  // Only the first copy of a row counts. Not INSERT OR IGNORE: a trigger's statements take the
+  // conflict clause of the statement that fired them (INSERT OR REPLACE would overwrite the copy).
+  const unknown = (ref: string) => `NOT EXISTS (SELECT 1 FROM ${j} WHERE ${key(ref).map((c, i) => `${j}.k${i} = ${c}`).join(" AND ")})`;
   /** Copies every row `NEW` would collide with (REPLACE deletes those without a delete trigger). */
   const ownKey = `${key(t).map((c, i) => `${c} = ${key("NEW")[i]}`).join(" AND ")}`;
   const collisions = [
@@ -133,9 +136,9 @@ function keepTable(sql: SqlStorage, table: string, kind: TableListRow | undefine
     ...uniques.map((index) =>
       index.map(({ column, collation }) => `${t}.${quoteIdent(column)} = NEW.${quoteIdent(column)}${collation ? ` COLLATE ${collation}` : ""}`).join(" AND "),
     ),
-  ].map((match) => `INSERT OR IGNORE INTO ${j} SELECT ${key(t).join(", ")}, ${image(t)} FROM ${t} WHERE ${match} AND ${inSnapshot(t)}`);
-  const copyOld = `INSERT OR IGNORE INTO ${j} SELECT ${key("OLD").join(", ")}, ${image("OLD")} WHERE ${inSnapshot("OLD")}`;
-  const markNew = `INSERT OR IGNORE INTO ${j} SELECT ${key("NEW").join(", ")}, NULL WHERE ${inSnapshot("NEW")}`;
+  ].map((match) => `INSERT INTO ${j} SELECT ${key(t).join(", ")}, ${image(t)} FROM ${t} WHERE ${match} AND ${inSnapshot(t)} AND ${unknown(t)}`);
+  const copyOld = `INSERT INTO ${j} SELECT ${key("OLD").join(", ")}, ${image("OLD")} WHERE ${inSnapshot("OLD")} AND ${unknown("OLD")}`;
+  const markNew = `INSERT INTO ${j} SELECT ${key("NEW").join(", ")}, NULL WHERE ${inSnapshot("NEW")} AND ${unknown("NEW")}`;
   const keyMoved = key("NEW").map((c, i) => `${c} IS NOT ${key("OLD")[i]}`).join(" OR ");
 
   trigger("BEFORE DELETE", [copyOld], "bd");
