@@ -39,6 +39,8 @@ export const DUMP_LEASE_MS = 5 * 60_000;
 export interface OpenDumpOptions {
   /** A lease (named by an export's id) that keeps the snapshot across readers, so a later one can resumeDump. */
   lease?: string;
+  /** The journal's bound (default: this object's EXPORT_JOURNAL_MAX_BYTES setting). */
+  maxJournalBytes?: number;
 }
 
 /** A lease as the object's storage keeps it, so it outlives the object's eviction. */
@@ -136,7 +138,7 @@ export class ManagedDatabase extends DurableObject<Env> {
   openDump(options: OpenDumpOptions = {}): string {
     const id = crypto.randomUUID();
     const lease = options.lease ?? `dump:${id}`;
-    this.#beginSnapshot(lease, options.lease !== undefined);
+    this.#beginSnapshot(lease, options.lease !== undefined, options.maxJournalBytes ?? getConfig(this.env).EXPORT_JOURNAL_MAX_BYTES);
     this.#open(id, DUMP_START, lease);
     return id;
   }
@@ -220,9 +222,8 @@ export class ManagedDatabase extends DurableObject<Env> {
   }
 
   /** Takes a new snapshot under `lease`, ending any other. */
-  #beginSnapshot(lease: string, persisted: boolean): void {
+  #beginSnapshot(lease: string, persisted: boolean, maxBytes: number): void {
     if (this.#lease) this.releaseDump(this.#lease.id);
-    const maxBytes = getConfig(this.env).EXPORT_JOURNAL_MAX_BYTES;
     try {
       this.ctx.storage.transactionSync(() => openJournal(this.ctx.storage.sql, maxBytes));
     } catch (err) {

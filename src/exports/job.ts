@@ -114,7 +114,7 @@ async function runInvocation(env: Env, job: ExportJobMessage, target: ArchiveTar
       // after the dump's end (the sweep aborts it if not, once the export is done).
       spent = progress.carry;
       progress = freshProgress();
-      dumpId = await db.openDump({ lease: job.exportId });
+      dumpId = await db.openDump({ lease: job.exportId, maxJournalBytes: getConfig(env).EXPORT_JOURNAL_MAX_BYTES });
     }
     const dump = dumpStream(db, { id: dumpId, stopAfterBytes: budget });
     const stretch = await stageStretch(target, staging, progress, gzipStream(dump), () => dump.stretch.next);

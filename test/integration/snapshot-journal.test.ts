@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DUMP_START, type DumpPosition, dumpSql } from "../../src/databases/dump";
 import { DDL_DURING_EXPORT, type ManagedDatabase, type SqlValue } from "../../src/databases/managed-database";
+import { journalFullMessage } from "../../src/databases/snapshot-journal";
 import { type ManagedDatabaseStub, freshDatabase, journalObjects, restoreDump, runSql, snapshot } from "./dump-helpers";
 
 /**
@@ -152,4 +153,100 @@ describe("a dump under a snapshot journal", () => {
       { numRuns: 100 },
     );
   }, 300_000);
+});
+
+/** Reads a dump to its end after `between` ran with it open past its first piece; returns the text. */
+async function dumpAround(stub: ManagedDatabaseStub, between: () => Promise<void>): Promise<string> {
+  const lease = crypto.randomUUID();
+  const id = await stub.openDump({ lease });
+  await between();
+  let text = "";
+  for (let piece = await stub.readDump(id); piece !== null; piece = await stub.readDump(id)) text += new TextDecoder().decode(piece.bytes);
+  return text;
+}
+
+async function restored(text: string) {
+  const copy = freshDatabase();
+  await restoreDump(copy.stub, text);
+  return snapshot(copy.stub);
+}
+
+describe("each kind of table under a snapshot journal", () => {
+  it("an INTEGER PRIMARY KEY is the rowid: changing it is a rowid change, and the old row stays in the archive", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE TABLE t (id INTEGER PRIMARY KEY, v REAL); INSERT INTO t VALUES (1, 0.1), (2, 5e-324), (9223372036854775807, -0.0);");
+    const before = await snapshot(db.stub);
+    const text = await dumpAround(db.stub, async () => {
+      await runSql(db.stub, "UPDATE t SET id = 5 WHERE id = 1; UPDATE t SET id = 1, v = 2.5 WHERE id = 2; INSERT INTO t (v) VALUES (7); DELETE FROM t WHERE id = 9223372036854775807; INSERT INTO t VALUES (3, 3)");
+    });
+    expect(await restored(text)).toEqual(before);
+  });
+
+  it("a WITHOUT ROWID table is kept by its primary key under the key's own collation", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE TABLE t (k TEXT COLLATE NOCASE PRIMARY KEY, v BLOB) WITHOUT ROWID; INSERT INTO t VALUES ('a', X'01'), ('B', X'02'), ('c', NULL);");
+    const before = await snapshot(db.stub);
+    const text = await dumpAround(db.stub, async () => {
+      await runSql(db.stub, "UPDATE t SET k = 'A' WHERE k = 'a'; INSERT OR REPLACE INTO t VALUES ('b', X'FF'); UPDATE t SET k = 'z' WHERE k = 'c'; INSERT INTO t VALUES ('d', X'04')");
+    });
+    expect(await restored(text)).toEqual(before);
+  });
+
+  it("a virtual table is copied when the dump begins, so writes to it wait for no one either", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE VIRTUAL TABLE notes USING fts5(body); INSERT INTO notes VALUES ('one'), ('two');");
+    const before = await snapshot(db.stub);
+    const text = await dumpAround(db.stub, async () => {
+      await runSql(db.stub, "INSERT INTO notes VALUES ('three'); DELETE FROM notes WHERE body = 'one'");
+    });
+    expect(text).toContain("'one'");
+    expect(text).not.toContain("'three'");
+    expect(await restored(text)).toEqual(before);
+  });
+
+  it("a table with no usable row key refuses writes until the dump ends, saying why", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE TABLE t (rowid TEXT, _rowid_ TEXT, oid TEXT); INSERT INTO t VALUES ('a', 'b', 'c');");
+    const before = await snapshot(db.stub);
+    const text = await dumpAround(db.stub, async () => {
+      expect(await db.stub.execute("INSERT INTO t VALUES ('x', 'y', 'z')")).toEqual({
+        ok: false,
+        error: "This table cannot be changed while an export of the database is running: it has no row key the export can follow. Try again when the export has finished.",
+        statement: 0,
+      });
+    });
+    expect(await restored(text)).toEqual(before);
+    expect(await db.stub.execute("INSERT INTO t VALUES ('x', 'y', 'z')")).toMatchObject({ ok: true });
+  });
+});
+
+describe("the journal's life", () => {
+  it("is dropped when the lease is released or the reader closes an unleased dump, and its names are reserved", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+    const lease = crypto.randomUUID();
+    await db.stub.closeDump(await db.stub.openDump({ lease }));
+    expect((await journalObjects(db.stub)).length).toBeGreaterThan(0);
+    expect(await db.stub.execute("DELETE FROM _export_snapshot_j0")).toEqual({ ok: false, error: "Names beginning with _export_snapshot_ are reserved for exports.", statement: 0 });
+    await db.stub.releaseDump(lease);
+    expect(await journalObjects(db.stub)).toEqual([]);
+    expect(await db.stub.execute("CREATE TABLE u (y)")).toMatchObject({ ok: true });
+
+    await db.stub.closeDump(await db.stub.openDump());
+    expect(await journalObjects(db.stub)).toEqual([]);
+  });
+
+  it("outgrowing its bound fails that dump with the reason, and the database keeps answering", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, "CREATE TABLE t (id INTEGER PRIMARY KEY, pad TEXT); WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 2000) INSERT INTO t SELECT x, hex(randomblob(50)) FROM n;");
+    const lease = crypto.randomUUID();
+    const id = await db.stub.openDump({ lease, maxJournalBytes: 20_000 });
+    expect(await db.stub.execute("UPDATE t SET pad = 'x'")).toMatchObject({ ok: true });
+    const reason = journalFullMessage(20_000);
+    expect(await db.stub.readDump(id).then(() => null, (err: Error) => err.message)).toBe(reason);
+    expect(await db.stub.resumeDump(lease, { table: 0, after: null, offset: 0 }).then(() => null, (err: Error) => err.message)).toBe(reason);
+    expect(await journalObjects(db.stub)).toEqual([]);
+    expect(await db.stub.execute("SELECT count(*) FROM t WHERE pad = 'x'")).toMatchObject({ ok: true, results: [{ rows: [[2000]] }] });
+    await db.stub.releaseDump(lease);
+  });
 });
