@@ -290,8 +290,12 @@ export function sequenceRows(sql: SqlStorage): string {
   return `DELETE FROM sqlite_sequence;\n${rows.map((r) => `INSERT INTO sqlite_sequence VALUES(${r.v});\n`).join("")}`;
 }
 
-/** One read of an open dump returns about this many characters of SQL (one row may exceed it). */
-export const DUMP_READ_CHARS = 1024 * 1024;
+/**
+ * One read of an open dump returns about this many characters of SQL (one row may exceed it). The
+ * database's SQL calls run between reads, so a read is kept short: it is as long as a call may
+ * have to wait during an export.
+ */
+export const DUMP_READ_CHARS = 128 * 1024;
 
 /** Why a dump ended: read to the end, failed reading, closed by its reader, or left unread. */
 export type DumpEnd = "end" | "error" | "closed" | "idle";
