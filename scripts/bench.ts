@@ -13,6 +13,7 @@ import { runAppsBench } from "./bench/apps";
 import type { BenchContext } from "./bench/context";
 import { type Dataset, measureExportAndDownload, prepareDataset } from "./bench/export-phase";
 import { measureLatency } from "./bench/latency-phase";
+import { measureWritesDuringExport } from "./bench/writes-phase";
 import { describeMachine } from "./bench/machine";
 import { missingTools } from "./bench/native";
 import { measureRequests } from "./bench/request-phase";
@@ -130,6 +131,7 @@ async function main(): Promise<void> {
     await worker.restart();
     rows.push(...(await measureLatency(ctx, account, pollData)));
     log(`latency measured in ${seconds(measuring)}`);
+    rows.push(...(await measureWritesDuringExport(ctx, account, datasets)));
 
     rows.sort((a, b) => ORDER.findIndex((k) => a.subject.startsWith(k)) - ORDER.findIndex((k) => b.subject.startsWith(k)));
     const report: BenchReport = {

@@ -126,6 +126,12 @@ const ConfigSchema = z.object({
    * one invocation managed within the platform's limits (5 minutes CPU, 15 minutes wall).
    */
   EXPORT_INVOCATION_BYTES: seconds("EXPORT_INVOCATION_BYTES", 1024 ** 3),
+  /**
+   * Bytes of earlier row versions a database keeps so that a running export stays the snapshot it
+   * began with while writes go on; a database that changes more than this during one export fails
+   * that export (the database itself is not affected).
+   */
+  EXPORT_JOURNAL_MAX_BYTES: seconds("EXPORT_JOURNAL_MAX_BYTES", 1024 ** 3),
   /** Bearer token of the operator routes (/admin/api); empty: they refuse every call. */
   OPERATOR_TOKEN: z
     .string()
@@ -215,6 +221,7 @@ export const SETTING_DEFAULTS = {
   SOURCE_TIMEOUT_SECONDS: 300,
   ALLOW_LOCAL_SOURCES: false,
   EXPORT_INVOCATION_BYTES: 1024 ** 3,
+  EXPORT_JOURNAL_MAX_BYTES: 1024 ** 3,
   ...DOMAIN_SETTING_DEFAULTS,
   ...RUNTIME_SETTING_DEFAULTS,
 } as const;

@@ -7,7 +7,9 @@
  * its digits in full, which round-trip bit for bit (see `literal`).
  */
 
-/** Rows asked for per query; a batch also stops early at DUMP_CHUNK_CHARS. */
+import { JOURNAL_PREFIX, readJournalPlan, type TablePlan } from "./journal-plan";
+
+/** Rows asked for per query at most; a batch also stops early at DUMP_CHUNK_CHARS. */
 export const DUMP_BATCH_ROWS = 500;
 /** A chunk is handed on once it holds about this many characters (one row may exceed it). */
 export const DUMP_CHUNK_CHARS = 256 * 1024;
@@ -19,7 +21,7 @@ interface SchemaRow {
   [key: string]: SqlStorageValue;
 }
 
-interface TableListRow {
+export interface TableListRow {
   schema: string;
   name: string;
   /** `table`, `view`, `virtual` or `shadow`. */
@@ -29,7 +31,7 @@ interface TableListRow {
   [key: string]: SqlStorageValue;
 }
 
-interface ColumnInfo {
+export interface ColumnInfo {
   name: string;
   pk: number;
   hidden: number;
@@ -37,7 +39,7 @@ interface ColumnInfo {
 }
 
 /** How a table is walked in order: by its rowid (under whatever name is free), by its key, or by offset. */
-type Walk = { kind: "rowid"; name: string } | { kind: "key"; columns: string[] } | { kind: "offset" };
+export type Walk = { kind: "rowid"; name: string } | { kind: "key"; columns: string[] } | { kind: "offset" };
 
 /** A double-quoted SQL identifier. */
 export function quoteIdent(name: string): string {
@@ -49,7 +51,8 @@ export function quoteIdent(name: string): string {
  * table in which the local runtime (Miniflare, under `wrangler dev`) records the object's name.
  */
 const USER_OBJECT = `lower(name) NOT GLOB 'sqlite_*' AND name NOT GLOB '_cf_*' AND name != '__miniflare_do_name'
-  AND lower(tbl_name) NOT GLOB 'sqlite_*' AND tbl_name NOT GLOB '_cf_*' AND tbl_name != '__miniflare_do_name'`;
+  AND lower(tbl_name) NOT GLOB 'sqlite_*' AND tbl_name NOT GLOB '_cf_*' AND tbl_name != '__miniflare_do_name'
+  AND lower(name) NOT GLOB '${JOURNAL_PREFIX}*' AND lower(tbl_name) NOT GLOB '${JOURNAL_PREFIX}*'`;
 
 /**
  * Where a dump stands: before table `table` (an index into the dump's table list) or inside it
@@ -62,6 +65,8 @@ export interface DumpPosition {
   table: number;
   after: string[] | null;
   offset: number;
+  /** Rows the next page asks for (see nextLimit); absent: FIRST_BATCH_ROWS. */
+  rows?: number;
 }
 
 /** The start of a dump. */
@@ -80,6 +85,26 @@ export interface DumpText {
  * Starts at `from`, so a dump can be taken up again where an earlier piece ended.
  */
 export function* dumpSql(sql: SqlStorage, from: DumpPosition = DUMP_START): Generator<DumpText, void, undefined> {
+  const { tables, kinds, ofType } = listObjects(sql);
+  if (!fits(from, tables.length)) throw new Error("This dump position does not fit the database.");
+  // Open under a snapshot journal (see snapshot-journal.ts): rows read as they were when it began.
+  const plan = readJournalPlan(sql);
+
+  if (from.table === -1) {
+    const head = [...tables, ...ofType("index"), ...ofType("view")].map((o) => `${o.sql};\n`).join("");
+    yield { text: `PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n${head}`, next: { table: 0, after: null, offset: 0 } };
+  }
+  for (let t = Math.max(0, from.table); t < tables.length; t++) {
+    const start = t === from.table ? from : { table: t, after: null, offset: 0 };
+    const name = tables[t]!.name;
+    yield* tableRows(sql, name, kinds.get(name), start, plan?.tables.get(name));
+  }
+  const counters = plan ? plan.sequence : kinds.has("sqlite_sequence") ? sequenceRows(sql) : "";
+  yield { text: `${counters}${ofType("trigger").map((o) => `${o.sql};\n`).join("")}COMMIT;\n`, next: null };
+}
+
+/** The database's own objects in creation order, and each table's kind (PRAGMA table_list). */
+export function listObjects(sql: SqlStorage) {
   const schema = sql
     .exec<SchemaRow>(`SELECT type, name, sql FROM sqlite_schema WHERE sql IS NOT NULL AND ${USER_OBJECT} ORDER BY rowid`)
     .toArray();
@@ -92,50 +117,120 @@ export function* dumpSql(sql: SqlStorage, from: DumpPosition = DUMP_START): Gene
   );
   // Shadow tables hold a virtual table's internals; CREATE VIRTUAL TABLE makes them again.
   const ofType = (type: SchemaRow["type"]) => schema.filter((o) => o.type === type && kinds.get(o.name)?.type !== "shadow");
-  const tables = ofType("table");
-  if (!fits(from, tables.length)) throw new Error("This dump position does not fit the database.");
-
-  if (from.table === -1) {
-    const head = [...tables, ...ofType("index"), ...ofType("view")].map((o) => `${o.sql};\n`).join("");
-    yield { text: `PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n${head}`, next: { table: 0, after: null, offset: 0 } };
-  }
-  for (let t = Math.max(0, from.table); t < tables.length; t++) {
-    const start = t === from.table ? from : { table: t, after: null, offset: 0 };
-    yield* tableRows(sql, tables[t]!.name, kinds.get(tables[t]!.name), start);
-  }
-  const counters = kinds.has("sqlite_sequence") ? sequenceRows(sql) : "";
-  yield { text: `${counters}${ofType("trigger").map((o) => `${o.sql};\n`).join("")}COMMIT;\n`, next: null };
+  return { tables: ofType("table"), kinds, ofType };
 }
 
-/** The INSERTs of one table from `start`, in bounded batches walked by rowid (or key, for WITHOUT ROWID). */
-function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefined, start: DumpPosition): Generator<DumpText> {
+/** How one table's rows are dumped: its insertable columns, the walk, and the SQL rendering a row. */
+export interface TableShape {
+  info: ColumnInfo[];
+  columns: string[];
+  walk: Walk;
+  /** The row's values as a literal list, from column expressions named by `ref` (default: the bare column). */
+  values: (ref?: (column: string) => string) => string;
+}
+
+export function tableShape(sql: SqlStorage, table: string, kind: TableListRow | undefined): TableShape {
   const info = sql.exec<ColumnInfo>(`PRAGMA table_xinfo(${quoteIdent(table)})`).toArray();
   // Generated columns (hidden 2 and 3) cannot be inserted; hidden virtual-table columns are not data.
   const columns = info.filter((c) => c.hidden === 0).map((c) => c.name);
-  if (columns.length === 0) return;
   const walk = chooseWalk(info, kind?.wr !== 1);
+  const values = (ref: (column: string) => string = quoteIdent) => columns.map((c) => literal(ref(c))).join("||','||");
+  return { info, columns, walk, values };
+}
+
+/**
+ * The INSERTs of one table from `start`, in bounded batches walked by rowid (or key, for WITHOUT
+ * ROWID). Under a journal, a row's pre-image stands in for the row, and rows the snapshot did not
+ * hold are left out (journal-plan.ts).
+ */
+function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefined, start: DumpPosition, plan?: TablePlan): Generator<DumpText> {
+  const shape = tableShape(sql, table, kind);
+  const { columns } = shape;
+  if (columns.length === 0) return;
   const prefix = `INSERT INTO ${quoteIdent(table)}(${columns.map(quoteIdent).join(",")}) VALUES(`;
-  const values = columns.map((c) => literal(quoteIdent(c))).join("||','||");
-  const keys = keyExpressions(walk);
-  // No aliases: an alias would shadow a column of the same name in ORDER BY and WHERE.
-  const select = `SELECT ${[values, ...keys].join(", ")} FROM ${quoteIdent(table)}`;
+  // A table whose writes are refused during the dump (journal-plan.ts) is read as it is.
+  const journaled = plan && plan.mode !== "frozen" ? plan : undefined;
+  const page = journaled ? journalPage(table, shape, journaled) : livePage(table, shape);
+  const keyCount = journaled ? (journaled.mode === "copy" ? 1 : journaled.keys.length) : keyExpressions(shape.walk).length;
 
   let after = start.after;
   let offset = start.offset;
+  let limit = start.rows ?? FIRST_BATCH_ROWS;
   for (;;) {
-    const query: string = pageQuery(select, walk, after, offset);
+    const query: string = page(after, offset, limit);
     let text = "";
     let rows = 0;
+    let full = false;
     for (const row of sql.exec(query).raw()) {
+      // The rest of a full page is read through, not left: an unfinished statement would keep
+      // SQLite from dropping the snapshot journal's tables when the dump ends.
+      if (full) continue;
       text += `${prefix}${row[0] as string});\n`;
       rows++;
-      after = row.slice(1) as string[];
-      if (text.length >= DUMP_CHUNK_CHARS) break;
+      after = row.slice(1, 1 + keyCount) as string[];
+      full = text.length >= DUMP_CHUNK_CHARS;
     }
     offset += rows;
-    if (rows > 0) yield { text, next: { table: start.table, after, offset } };
-    if (rows === 0 || (rows < DUMP_BATCH_ROWS && text.length < DUMP_CHUNK_CHARS)) return;
+    const more = full || rows === limit;
+    limit = nextLimit(limit, rows, full, text.length);
+    if (rows > 0) yield { text, next: { table: start.table, after, offset, rows: limit } };
+    if (!more) return;
   }
+}
+
+/** Rows the first page of a table asks for; later pages grow toward DUMP_BATCH_ROWS while rows are small. */
+export const FIRST_BATCH_ROWS = 32;
+
+/**
+ * The next page's row count: what fit when the page filled a chunk (so the next one reads
+ * through few rows it cannot take), twice as many (up to DUMP_BATCH_ROWS) when a page of small
+ * rows came back whole. It travels in the position, so a dump taken up again pages the same way.
+ */
+export function nextLimit(limit: number, rows: number, full: boolean, chars: number): number {
+  if (full) return Math.max(1, rows);
+  if (rows === limit && chars < DUMP_CHUNK_CHARS / 2) return Math.min(DUMP_BATCH_ROWS, limit * 2);
+  return limit;
+}
+
+type Page = (after: string[] | null, offset: number, limit: number) => string;
+
+/** A page of the table as it is now. */
+function livePage(table: string, shape: TableShape): Page {
+  const { walk } = shape;
+  // No aliases: an alias would shadow a column of the same name in ORDER BY and WHERE.
+  const select = `SELECT ${[shape.values(), ...keyExpressions(walk)].join(", ")} FROM ${quoteIdent(table)}`;
+  return (after, offset, limit) => pageQuery(select, walk, after, offset, limit);
+}
+
+/**
+ * A page of the table as it was when the journal began: live rows the journal does not know,
+ * merged in key order with the journal's pre-images; markers (a NULL image) and, for a rowid
+ * table, rowids above the snapshot's largest are rows written since, left out.
+ */
+function journalPage(table: string, shape: TableShape, plan: TablePlan): Page {
+  const j = quoteIdent(plan.journal);
+  if (plan.mode === "copy") {
+    // A virtual table was copied whole into its journal when the dump began.
+    return (after, _offset, limit) => `SELECT image, quote(k) FROM ${j}${after ? ` WHERE k > ${after[0]}` : ""} ORDER BY k LIMIT ${limit}`;
+  }
+  const t = quoteIdent(table);
+  const keys = plan.keys;
+  const k = keys.map((_, i) => `k${i}`);
+  // The rowid's names (rowid, _rowid_, oid) are left bare: SQLite knows them only so.
+  const live = keys.map((c) => `${t}.${plan.mode === "rowid" ? c : quoteIdent(c)}`);
+  const range = (cols: string[], after: string[] | null) => {
+    const parts = after ? [`(${cols.join(",")}) > (${after.join(",")})`] : [];
+    if (plan.mode === "rowid") parts.push(`${cols[0]} <= ${plan.maxRowid ?? "NULL"}`);
+    return parts;
+  };
+  const known = `NOT EXISTS (SELECT 1 FROM ${j} WHERE ${k.map((name, i) => `${j}.${name} = ${live[i]}`).join(" AND ")})`;
+  const order = k.map((_, i) => String(2 + keys.length + i)).join(",");
+  // One compound SELECT ordered by the raw keys (the columns after v and the quoted keys): SQLite
+  // merges the two arms, each walked in key order, so a page costs the same wherever it starts.
+  return (after, _offset, limit) =>
+    `SELECT ${shape.values((c) => `${t}.${quoteIdent(c)}`)}, ${live.map((c) => `quote(${c})`).join(", ")}, ${live.join(", ")} FROM ${t} WHERE ${[...range(live, after), known].join(" AND ")}
+     UNION ALL SELECT image, ${k.map((name) => `quote(${name})`).join(", ")}, ${k.join(", ")} FROM ${j} WHERE ${[...range(k, after), "image IS NOT NULL"].join(" AND ")}
+     ORDER BY ${order} LIMIT ${limit}`;
 }
 
 /**
@@ -150,7 +245,7 @@ export function literal(c: string): string {
 }
 
 /** The rowid under a name no column has taken; else the primary key; else plain offsets. */
-function chooseWalk(info: ColumnInfo[], hasRowid: boolean): Walk {
+export function chooseWalk(info: ColumnInfo[], hasRowid: boolean): Walk {
   const taken = new Set(info.map((c) => c.name.toLowerCase()));
   if (hasRowid) {
     const name = ["rowid", "_rowid_", "oid"].find((n) => !taken.has(n));
@@ -167,12 +262,12 @@ function keyExpressions(walk: Walk): string[] {
   return [];
 }
 
-function pageQuery(select: string, walk: Walk, after: string[] | null, offset: number): string {
-  if (walk.kind === "offset") return `${select} LIMIT ${DUMP_BATCH_ROWS} OFFSET ${offset}`;
+function pageQuery(select: string, walk: Walk, after: string[] | null, offset: number, limit: number): string {
+  if (walk.kind === "offset") return `${select} LIMIT ${limit} OFFSET ${offset}`;
   const order = walk.kind === "rowid" ? [walk.name] : walk.columns.map(quoteIdent);
   // `after` holds quote() output, which is a literal SQLite itself produced, so it is safe to inline.
   const where = after ? ` WHERE (${order.join(",")}) > (${after.join(",")})` : "";
-  return `${select}${where} ORDER BY ${order.join(",")} LIMIT ${DUMP_BATCH_ROWS}`;
+  return `${select}${where} ORDER BY ${order.join(",")} LIMIT ${limit}`;
 }
 
 /** A SQL literal as quote() prints it: a position's walk key is inlined into the next page's query. */
@@ -180,22 +275,27 @@ const QUOTED_LITERAL = /^(NULL|-?\d+(\.\d+)?(e[+-]\d+)?|'([^']|'')*'|X'[0-9A-F]*
 
 /** Whether `position` can be a position in a dump of `tables` tables, its key made of quote() literals. */
 function fits(position: DumpPosition, tables: number): boolean {
-  const { table, after, offset } = position;
+  const { table, after, offset, rows } = position;
   return (
     Number.isSafeInteger(table) && table >= -1 && table <= tables && Number.isSafeInteger(offset) && offset >= 0 &&
+    (rows === undefined || (Number.isSafeInteger(rows) && rows >= 1 && rows <= DUMP_BATCH_ROWS)) &&
     (after === null || (Array.isArray(after) && after.every((v) => typeof v === "string" && QUOTED_LITERAL.test(v))))
   );
 }
 
 /** AUTOINCREMENT counters, set after the rows so the next id matches the source exactly. */
-function sequenceRows(sql: SqlStorage): string {
+export function sequenceRows(sql: SqlStorage): string {
   // One row per AUTOINCREMENT table, so the whole list is small.
   const rows = sql.exec<{ v: string }>("SELECT quote(name)||','||quote(seq) AS v FROM sqlite_sequence").toArray();
   return `DELETE FROM sqlite_sequence;\n${rows.map((r) => `INSERT INTO sqlite_sequence VALUES(${r.v});\n`).join("")}`;
 }
 
-/** One read of an open dump returns about this many characters of SQL (one row may exceed it). */
-export const DUMP_READ_CHARS = 1024 * 1024;
+/**
+ * One read of an open dump returns about this many characters of SQL (one row may exceed it). The
+ * database's SQL calls run between reads, so a read is kept short: it is as long as a call may
+ * have to wait during an export.
+ */
+export const DUMP_READ_CHARS = 128 * 1024;
 
 /** Why a dump ended: read to the end, failed reading, closed by its reader, or left unread. */
 export type DumpEnd = "end" | "error" | "closed" | "idle";

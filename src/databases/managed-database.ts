@@ -1,6 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { DUMP_START, DumpCursor, type DumpEnd, type DumpPiece, type DumpPosition } from "./dump";
-import { WriteHold } from "./write-hold";
+import { JOURNAL_PREFIX } from "./journal-plan";
+import { dropJournal, JournalFull, journalFullMessage, journalOverflow, openJournal } from "./snapshot-journal";
+import { getConfig } from "../config";
 import { splitStatements } from "./split-sql";
 import { fromBase64, toBase64 } from "../lib/encoding";
 
@@ -21,35 +23,48 @@ export type ExecuteOutcome =
   | { ok: false; error: string; statement: number };
 
 /**
- * A dump whose reader asks for nothing for this long is abandoned, so a reader that died cannot
- * keep the database's SQL calls waiting. Longer than one archive part takes to upload.
+ * A dump whose reader asks for nothing for this long is abandoned (and its journal dropped), so a
+ * reader that died leaves nothing behind. Longer than one archive part takes to upload.
  */
 export const DUMP_IDLE_TIMEOUT_MS = 120_000;
 
 /**
- * A leased dump (an export's, read over several queue invocations) keeps writes held this long
- * after its last read, so the next invocation, or the retry of one that crashed, finds the same
- * snapshot. Longer than a continuation takes to be delivered and than the first retries' backoff.
+ * A leased dump (an export's, read over several queue invocations) keeps its snapshot journal this
+ * long after its last read, so the next invocation, or the retry of one that crashed, finds the
+ * same snapshot. Longer than a continuation takes to be delivered and than the first retries' backoff.
  */
 export const DUMP_LEASE_MS = 5 * 60_000;
 
 /** What openDump takes. */
 export interface OpenDumpOptions {
-  /** A lease (named by an export's id) that holds writes across readers, so a later one can resumeDump. */
+  /** A lease (named by an export's id) that keeps the snapshot across readers, so a later one can resumeDump. */
   lease?: string;
+  /** The journal's bound (default: this object's EXPORT_JOURNAL_MAX_BYTES setting). */
+  maxJournalBytes?: number;
 }
 
 /** A lease as the object's storage keeps it, so it outlives the object's eviction. */
 interface LeaseRecord {
   id: string;
   expiresAt: number;
+  /** Why the lease's snapshot was lost (its journal outgrew its bound): its dump fails with this. */
+  failure?: string;
 }
 const LEASE_KEY = "dump-lease";
 
+/** The snapshot in force: one at a time, each kept by a journal (snapshot-journal.ts). */
 interface Lease extends LeaseRecord {
-  release: () => void;
-  timer: ReturnType<typeof setTimeout>;
+  /** False for a dump read by one reader only (openDump without a lease): it ends with that reader. */
+  persisted: boolean;
+  timer: ReturnType<typeof setTimeout> | undefined;
 }
+
+/** Why a schema change is refused while an export runs. */
+export const DDL_DURING_EXPORT =
+  "Schema changes (CREATE, DROP, ALTER) are refused while an export of this database is running, so that the export stays one consistent snapshot. Try again when the export has finished.";
+/** Why SQL naming the journal's objects is refused. */
+export const RESERVED_NAMES = `Names beginning with ${JOURNAL_PREFIX} are reserved for exports.`;
+const SCHEMA_CHANGE = /^(CREATE|DROP|ALTER|VACUUM)\b/i;
 
 /** At most this many rows of one statement go back to the console. */
 export const MAX_RESULT_ROWS = 1000;
@@ -78,82 +93,85 @@ function sizeOf(value: SqlOutValue): number {
  * it over RPC to run SQL from the console and to stream a dump for exports.
  */
 export class ManagedDatabase extends DurableObject<Env> {
-  readonly #hold = new WriteHold();
-  /** Open dumps by id: each holds SQL calls until it is read to the end, closed or left idle. */
+  /** Open dumps by id. */
   readonly #dumps = new Map<string, DumpCursor>();
-  /** The lease each leased open dump reads under: its reads renew that lease. */
+  /** The lease each open dump reads under: its reads renew that lease. */
   readonly #dumpLeases = new Map<string, string>();
-  /** The dump lease in force, if any: it holds SQL calls until the dump ends, is released, or expires. */
+  /** The snapshot in force, if any: its journal is kept until the dump ends, is released, or the lease expires. */
   #lease: Lease | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    // A lease outlives the object: SQL calls of a fresh instance wait for it too.
+    // A lease outlives the object; any other journal (a lapsed lease's, a lone reader's) is dropped.
     void ctx.blockConcurrencyWhile(async () => {
       const saved = await ctx.storage.get<LeaseRecord>(LEASE_KEY);
-      if (saved && saved.expiresAt > Date.now()) this.#holdLease(saved);
-      else if (saved) await ctx.storage.delete(LEASE_KEY);
+      if (saved && saved.expiresAt > Date.now()) {
+        this.#lease = { ...saved, persisted: true, timer: undefined };
+        this.#lease.timer = this.#expireAt(saved);
+      } else {
+        if (saved) await ctx.storage.delete(LEASE_KEY);
+        ctx.storage.transactionSync(() => dropJournal(ctx.storage.sql));
+      }
     });
   }
 
   /**
    * Runs one or more statements as one transaction: all of them apply or none does.
-   * Parameters bind to a single statement only. While a dump is being read the call waits,
-   * so the dump is one consistent snapshot.
+   * Parameters bind to a single statement only. A running export never makes the call wait: the
+   * export's snapshot journal keeps the rows' earlier versions (snapshot-journal.ts).
    */
   async execute(sql: string, params: SqlValue[] = []): Promise<ExecuteOutcome> {
-    await this.#hold.wait();
     return this.#run(sql, params);
   }
 
   /**
    * Opens a dump of the whole database as SQL text (see dump.ts); returns its id for readDump.
-   * SQL calls wait until the dump has been read to the end, closed, or left unread for
-   * DUMP_IDLE_TIMEOUT_MS, so the dump is one consistent snapshot.
+   * The dump is the snapshot of this moment: SQL calls go on meanwhile, and a journal keeps what
+   * they change as it was, until the dump has been read to its end, is closed, or is left unread
+   * for DUMP_IDLE_TIMEOUT_MS. One snapshot at a time: opening a dump ends any other.
    *
-   * Under a lease (`options.lease`), SQL calls wait instead until the dump has been read to its
-   * end, the lease is released, or DUMP_LEASE_MS pass without a read: a later reader may then take
-   * the dump up again with resumeDump.
+   * Under a lease (`options.lease`), the snapshot is kept instead until the dump has been read to
+   * its end, the lease is released, or DUMP_LEASE_MS pass without a read: a later reader may
+   * then take the dump up again with resumeDump. Throws when the snapshot cannot be kept (its
+   * journal would outgrow EXPORT_JOURNAL_MAX_BYTES at once).
    */
   openDump(options: OpenDumpOptions = {}): string {
     const id = crypto.randomUUID();
-    const { lease } = options;
-    if (lease === undefined) {
-      this.#open(id, DUMP_START, this.#hold.acquire());
-    } else {
-      this.#takeLease(lease);
-      this.#open(id, DUMP_START, (why) => why === "end" && this.releaseDump(lease), lease);
-    }
+    const lease = options.lease ?? `dump:${id}`;
+    this.#beginSnapshot(lease, options.lease !== undefined, options.maxJournalBytes ?? getConfig(this.env).EXPORT_JOURNAL_MAX_BYTES);
+    this.#open(id, DUMP_START, lease);
     return id;
   }
 
   /**
    * Takes a leased dump up again at `from` (where an earlier piece of it ended): the pieces that
    * follow are the very text that followed then. Null when the lease is no longer held: the
-   * database may have taken writes since, so the dump must start over.
+   * snapshot is gone, so the dump must start over. Throws when the snapshot was lost for a reason
+   * the export must fail with.
    */
   resumeDump(lease: string, from: DumpPosition): string | null {
     if (!(this.#lease?.id === lease && this.#lease.expiresAt > Date.now())) return null;
+    if (this.#lease.failure !== undefined) throw new Error(this.#lease.failure);
     const id = crypto.randomUUID();
-    this.#takeLease(lease);
-    this.#open(id, from, (why) => why === "end" && this.releaseDump(lease), lease);
+    this.#renew();
+    this.#open(id, from, lease);
     return id;
   }
 
-  #open(id: string, from: DumpPosition, onDone: (why: DumpEnd) => unknown, lease?: string): void {
+  #open(id: string, from: DumpPosition, lease: string): void {
     const cursor = new DumpCursor(this.ctx.storage.sql, {
       from,
       idleTimeoutMs: DUMP_IDLE_TIMEOUT_MS,
       onDone: (why) => {
-        onDone(why);
-        // A dump read to its end stays until its reader has been told so (readDump answers null),
-        // its lease no longer in question.
+        // A lone reader's snapshot ends with it; a leased one when its dump has been read to the end.
+        if (why === "end" || this.#lease?.id !== lease || !this.#lease.persisted) this.releaseDump(lease);
+        // A dump read to its end stays until its reader has been told so (readDump answers null).
         if (why === "end") this.#dumpLeases.delete(id);
         else this.#forget(id);
       },
     });
     this.#dumps.set(id, cursor);
-    if (lease !== undefined) this.#dumpLeases.set(id, lease);
+    this.#dumpLeases.set(id, lease);
   }
 
   #forget(id: string): void {
@@ -162,60 +180,87 @@ export class ManagedDatabase extends DurableObject<Env> {
   }
 
   /**
-   * The next piece of an open dump (about 1 MiB of SQL) and where the dump stands after it, or
+   * The next piece of an open dump (about DUMP_READ_CHARS of SQL) and where the dump stands after it, or
    * null once it has all been read. Each piece is produced only when asked for, so the reader sets
-   * the pace and nothing piles up.
+   * the pace and nothing piles up; SQL calls run between pieces.
    */
   readDump(id: string): DumpPiece | null {
     const cursor = this.#dumps.get(id);
     if (!cursor) throw new Error("This dump is no longer open: it was closed, failed, or left unread for too long.");
     const lease = this.#dumpLeases.get(id);
     if (lease !== undefined && lease !== this.#lease?.id) {
-      // Writes may have come in since the lease ended: what this dump would read next is another snapshot.
+      // The snapshot is gone: what this dump would read next is another one.
       this.closeDump(id);
       throw new Error("This dump's lease has ended: the dump must start over.");
+    }
+    if (lease !== undefined && this.#lease?.failure !== undefined) {
+      const failure = this.#lease.failure;
+      this.closeDump(id);
+      throw new Error(failure);
     }
     const piece = cursor.read();
     if (piece === null) this.#forget(id);
     // (A read that reached the end has ended the lease already.)
-    else if (lease !== undefined && lease === this.#lease?.id) this.#takeLease(lease);
+    else if (lease !== undefined && lease === this.#lease?.id) this.#renew();
     return piece;
   }
 
-  /** Closes an open dump early (its reader cancelled or paused); SQL calls go on unless a lease holds them. */
+  /** Closes an open dump early (its reader cancelled or paused); a lease keeps its snapshot. */
   closeDump(id: string): void {
     this.#dumps.get(id)?.close();
     this.#forget(id);
   }
 
-  /** Ends a dump lease (its export ended some other way): SQL calls go on. */
+  /** Ends a dump's snapshot (its export ended some other way): its journal is dropped. */
   releaseDump(lease: string): void {
     if (this.#lease?.id !== lease) return;
-    this.#lease.release();
     clearTimeout(this.#lease.timer);
+    const persisted = this.#lease.persisted;
     this.#lease = undefined;
-    void this.ctx.storage.delete(LEASE_KEY);
+    this.ctx.storage.transactionSync(() => dropJournal(this.ctx.storage.sql));
+    if (persisted) void this.ctx.storage.delete(LEASE_KEY);
   }
 
-  /** Takes `lease` (ending any other) or renews it: it holds SQL calls for DUMP_LEASE_MS from now. */
-  #takeLease(lease: string): void {
-    if (this.#lease && this.#lease.id !== lease) this.releaseDump(this.#lease.id);
-    const record = { id: lease, expiresAt: Date.now() + DUMP_LEASE_MS };
-    void this.ctx.storage.put(LEASE_KEY, record);
-    if (this.#lease) {
-      clearTimeout(this.#lease.timer);
-      Object.assign(this.#lease, record, { timer: this.#expireAt(record) });
-    } else {
-      this.#holdLease(record);
+  /** Takes a new snapshot under `lease`, ending any other. */
+  #beginSnapshot(lease: string, persisted: boolean, maxBytes: number): void {
+    if (this.#lease) this.releaseDump(this.#lease.id);
+    try {
+      this.ctx.storage.transactionSync(() => openJournal(this.ctx.storage.sql, maxBytes));
+    } catch (err) {
+      this.ctx.storage.transactionSync(() => dropJournal(this.ctx.storage.sql));
+      throw err instanceof JournalFull ? new Error(err.message) : err;
     }
+    this.#lease = { id: lease, expiresAt: Infinity, persisted, timer: undefined };
+    if (persisted) this.#renew();
   }
 
-  #holdLease(record: LeaseRecord): void {
-    this.#lease = { ...record, release: this.#hold.acquire(), timer: this.#expireAt(record) };
+  /** Renews the lease in force: its snapshot is kept for DUMP_LEASE_MS from now. */
+  #renew(): void {
+    const lease = this.#lease;
+    if (!lease?.persisted) return;
+    clearTimeout(lease.timer);
+    lease.expiresAt = Date.now() + DUMP_LEASE_MS;
+    lease.timer = this.#expireAt(lease);
+    void this.ctx.storage.put(LEASE_KEY, this.#record(lease));
+  }
+
+  #record(lease: Lease): LeaseRecord {
+    return { id: lease.id, expiresAt: lease.expiresAt, ...(lease.failure !== undefined ? { failure: lease.failure } : {}) };
   }
 
   #expireAt(record: LeaseRecord): ReturnType<typeof setTimeout> {
     return setTimeout(() => this.releaseDump(record.id), Math.max(0, record.expiresAt - Date.now()));
+  }
+
+  /** The snapshot's journal outgrew its bound: it is dropped, and its dump fails saying why. */
+  #checkJournal(): void {
+    const lease = this.#lease;
+    if (!lease || lease.failure !== undefined) return;
+    const over = journalOverflow(this.ctx.storage.sql);
+    if (!over) return;
+    lease.failure = journalFullMessage(over.maxBytes);
+    this.ctx.storage.transactionSync(() => dropJournal(this.ctx.storage.sql));
+    if (lease.persisted) void this.ctx.storage.put(LEASE_KEY, this.#record(lease));
   }
 
   #run(sql: string, params: SqlValue[]): ExecuteOutcome {
@@ -223,6 +268,12 @@ export class ManagedDatabase extends DurableObject<Env> {
     if (statements.length === 0) return { ok: false, error: "There is no SQL statement to run.", statement: 0 };
     if (params.length > 0 && statements.length > 1) {
       return { ok: false, error: "Parameters can only be bound when the SQL holds a single statement.", statement: 0 };
+    }
+    if (sql.toLowerCase().includes(JOURNAL_PREFIX)) return { ok: false, error: RESERVED_NAMES, statement: 0 };
+    // A snapshot is being kept (and not lost already): the schema must stay as it was.
+    if (this.#lease && this.#lease.failure === undefined) {
+      const ddl = statements.findIndex((s) => SCHEMA_CHANGE.test(withoutLeadingComments(s)));
+      if (ddl !== -1) return { ok: false, error: DDL_DURING_EXPORT, statement: ddl };
     }
     const results: StatementResult[] = [];
     let current = 0;
@@ -248,12 +299,16 @@ export class ManagedDatabase extends DurableObject<Env> {
       });
     } catch (err) {
       return { ok: false, error: cleanSqliteMessage(err), statement: current };
+    } finally {
+      this.#checkJournal();
     }
     return { ok: true, results };
   }
 
   /** Removes every table and row: the database is being deleted. */
   async destroy(): Promise<void> {
+    for (const id of [...this.#dumps.keys()]) this.closeDump(id);
+    if (this.#lease) this.releaseDump(this.#lease.id);
     await this.ctx.storage.deleteAll();
   }
 }
@@ -261,5 +316,10 @@ export class ManagedDatabase extends DurableObject<Env> {
 /** SQLite's message without the runtime's suffix, e.g. `no such table: users`. */
 function cleanSqliteMessage(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err);
-  return message.replace(/: SQLITE_[A-Z_]+$/, "");
+  return message.replace(/: SQLITE_[A-Z_]+( \(extended: SQLITE_[A-Z_]+\))?$/, "");
+}
+
+/** A statement's text after any comments and blank space it starts with. */
+function withoutLeadingComments(statement: string): string {
+  return statement.replace(/^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?(\*\/|$))*/, "");
 }

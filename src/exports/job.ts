@@ -2,6 +2,7 @@ import { getConfig } from "../config";
 import { DUMP_START } from "../databases/dump";
 import { dumpStream } from "../databases/dump-stream";
 import { managedDatabase } from "../databases/service";
+import { isJournalFull } from "../databases/snapshot-journal";
 import { describeError, log } from "../http/log";
 import { ARCHIVE_PART_BYTES, type ArchiveTarget, copyStretch, freshProgress, type Stretch, stageStretch } from "./archive-upload";
 import { deleteObjects, settle, trackObject, trackUpload, untrack } from "./cleanup";
@@ -80,7 +81,8 @@ export async function runExportJob(env: Env, message: Message<ExportJobMessage>,
     }
     message.ack();
   } catch (err) {
-    if (message.attempts >= EXPORT_MAX_ATTEMPTS) {
+    // A snapshot lost to too many writes is lost for every try: the export fails at once, saying why.
+    if (message.attempts >= EXPORT_MAX_ATTEMPTS || isJournalFull(err)) {
       log("error", "export failed for good", { ...fields, ...describeError(err) });
       await markExportFailed(env, job, describeError(err).error_message as string, options.now());
       await releaseDump(env, job);
@@ -112,7 +114,7 @@ async function runInvocation(env: Env, job: ExportJobMessage, target: ArchiveTar
       // after the dump's end (the sweep aborts it if not, once the export is done).
       spent = progress.carry;
       progress = freshProgress();
-      dumpId = await db.openDump({ lease: job.exportId });
+      dumpId = await db.openDump({ lease: job.exportId, maxJournalBytes: getConfig(env).EXPORT_JOURNAL_MAX_BYTES });
     }
     const dump = dumpStream(db, { id: dumpId, stopAfterBytes: budget });
     const stretch = await stageStretch(target, staging, progress, gzipStream(dump), () => dump.stretch.next);

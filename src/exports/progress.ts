@@ -47,7 +47,7 @@ const part = z.object({ partNumber: z.number().int().positive(), etag: z.string(
 const upload = z.object({ uploadId: z.string(), trackId: z.string(), parts: z.array(part) });
 const object = z.object({ key: z.string(), trackId: z.string() });
 const ProgressSchema = z.object({
-  dump: z.object({ table: z.number().int(), after: z.array(z.string()).nullable(), offset: z.number().int() }).nullable(),
+  dump: z.object({ table: z.number().int(), after: z.array(z.string()).nullable(), offset: z.number().int(), rows: z.number().int().optional() }).nullable(),
   hash: z.object({ h: z.array(z.number().int()), length: z.number().int(), tail: z.string() }),
   size: z.number().int(),
   staging: upload.nullable(),

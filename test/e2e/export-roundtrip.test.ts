@@ -101,7 +101,7 @@ describe("an export over several queue invocations (EXPORT_INVOCATION_BYTES set 
   let worker: Worker;
   const dir = mkdtempSync(join(tmpdir(), "export-resume-"));
   beforeAll(async () => {
-    // 256 KiB of SQL per invocation: each invocation dumps one piece (about 1 MiB) and hands on.
+    // 256 KiB of SQL per invocation: each invocation dumps a few pieces and hands on.
     worker = await startWorker({ EXPORT_INVOCATION_BYTES: String(256 * 1024) });
   });
   afterAll(async () => {

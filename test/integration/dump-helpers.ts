@@ -74,3 +74,13 @@ export async function snapshot(stub: ManagedDatabaseStub) {
     return { schema, rows };
   });
 }
+
+/** The snapshot journal's tables and triggers in the database (none once no dump is open). */
+export async function journalObjects(stub: ManagedDatabaseStub): Promise<string[]> {
+  return withSql(stub, (sql) =>
+    sql
+      .exec<{ name: string }>("SELECT name FROM sqlite_schema WHERE name GLOB '_export_snapshot_*' ORDER BY name")
+      .toArray()
+      .map((r) => r.name),
+  );
+}

@@ -7,7 +7,8 @@ import { settleOwedWork } from "../../src/exports/cleanup";
 import { deadlineFor } from "../../src/exports/job-limits";
 import type { ExportJobMessage } from "../../src/exports/messages";
 import { archiveKey, stagingKey } from "../../src/exports/store";
-import { freshDatabase, restoreDump, snapshot } from "./dump-helpers";
+import { journalFullMessage } from "../../src/databases/snapshot-journal";
+import { freshDatabase, journalObjects, restoreDump, snapshot } from "./dump-helpers";
 import { T0, deliver, exportRow, pendingExport, sha256Of } from "./export-helpers";
 
 const MiB = 1024 * 1024;
@@ -118,17 +119,29 @@ describe("an export over several invocations", () => {
     expect(await leftovers(key, exportId)).toEqual({ objects: [], owed: 0 });
   }, 180_000);
 
-  it("holds the database's writes between invocations, so the archive is one snapshot", async () => {
+  it("answers the database's writes between invocations, and the archive is the snapshot of the export's start", async () => {
     const { job, exportId, key, databaseId } = await pendingExport(SAMPLE);
     const db = managedDatabase(env, databaseId);
+    const before = await snapshot(db);
     await deliver(job, 1, { partBytes: R2_MIN_PART_BYTES, budgetBytes: BUDGET, enqueue: async () => {} });
-    const write = db.execute("INSERT INTO items (name) VALUES ('written during the export')");
-    const written = await Promise.race([write.then(() => true), new Promise((r) => setTimeout(() => r(false), 300))]);
-    expect(written).toBe(false);
+    const write = await db.execute("INSERT INTO items (name) VALUES ('written during the export'); UPDATE items SET price = -1 WHERE id > 2900; DELETE FROM noise WHERE id > 600");
+    expect(write.ok).toBe(true);
     await runToTheEnd(job);
-    expect((await write).ok).toBe(true);
     const archive = await archiveOf(exportId, key);
     expect(archive.sql).not.toContain("written during the export");
+    expect(archive.restored).toEqual(before);
+  }, 120_000);
+
+  it("fails at once, saying why, when writes outgrow the snapshot journal's bound, and the database keeps answering", async () => {
+    const { job, exportId, databaseId } = await pendingExport(SAMPLE);
+    const db = managedDatabase(env, databaseId);
+    const small = { ...env, EXPORT_JOURNAL_MAX_BYTES: "20000" } as Env;
+    await deliver(job, 1, { env: small, partBytes: R2_MIN_PART_BYTES, budgetBytes: BUDGET, enqueue: async () => {} });
+    expect((await db.execute("UPDATE items SET price = 0")).ok).toBe(true);
+    await runToTheEnd(job, { env: small });
+    expect(await exportRow(exportId)).toMatchObject({ status: "failed", failure_reason: journalFullMessage(20_000) });
+    expect(await journalObjects(db)).toEqual([]);
+    expect(await db.execute("SELECT count(*) FROM items WHERE price = 0")).toMatchObject({ ok: true, results: [{ rows: [[2990]] }] });
   }, 120_000);
 
   it("starts the dump over when its lease lapsed between invocations, and still ends with one consistent archive", async () => {

@@ -31,6 +31,7 @@ describe("parseConfig", () => {
       SOURCE_TIMEOUT_SECONDS: 300,
       ALLOW_LOCAL_SOURCES: false,
       EXPORT_INVOCATION_BYTES: 1073741824,
+      EXPORT_JOURNAL_MAX_BYTES: 1073741824,
       DOMAIN_RECHECK_SECONDS: 45,
       DNS_RESOLVER_URL: "https://cloudflare-dns.com/dns-query",
       DNS_TIMEOUT_SECONDS: 5,
