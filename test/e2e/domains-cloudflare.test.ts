@@ -15,6 +15,7 @@ interface DomainJson {
   status: string;
   reason: string | null;
   https: boolean;
+  last_checked_at: string | null;
   next_check_at: string | null;
 }
 
@@ -71,7 +72,10 @@ describe("custom domains through the cloudflare provider", () => {
     expect(active.https).toBe(false);
 
     await control(hostname, { ssl: "active" });
-    expect(await until(hostname, (d) => d.https)).toMatchObject({ status: "Active", next_check_at: null });
+    const secured = await until(hostname, (d) => d.https);
+    expect(secured).toMatchObject({ status: "Active" });
+    // From now on it is re-checked at the Active pace (DOMAIN_ACTIVE_RECHECK_SECONDS, 3600).
+    expect(Date.parse(secured.next_check_at!) - Date.parse(secured.last_checked_at!)).toBe(3600_000);
 
     await session.call("DELETE", `/console/api/apps/${app.id}/domains/${hostname}`);
     expect((await control(hostname, {})).status).toBe(404);
