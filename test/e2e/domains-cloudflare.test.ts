@@ -81,6 +81,17 @@ describe("custom domains through the cloudflare provider", () => {
     expect((await control(hostname, {})).status).toBe(404);
   });
 
+  it("asks Cloudflare nothing while DNS does not name the app (one API quota for the whole service)", async () => {
+    const hostname = "unproven.saas.test";
+    await session.call("POST", `/console/api/apps/${app.id}/domains`, { hostname });
+    stack.dns.set(hostname, [{ type: "CNAME", data: "someone-else.example.test" }]);
+    const failed = await session.call<DomainJson>("POST", `/console/api/apps/${app.id}/domains/${hostname}/verify`);
+    expect(failed).toMatchObject({ status: "Error", reason: `${hostname}: found CNAME someone-else.example.test; expected a CNAME to ${app.subdomain}.localhost` });
+    // The double never heard of it.
+    expect((await control(hostname, {})).status).toBe(404);
+    await session.call("DELETE", `/console/api/apps/${app.id}/domains/${hostname}`);
+  });
+
   it("shows a Cloudflare API error as the domain's Error reason", async () => {
     const hostname = "broken.saas.test";
     await session.call("POST", `/console/api/apps/${app.id}/domains`, { hostname });
