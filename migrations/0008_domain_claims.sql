@@ -14,4 +14,5 @@ CREATE UNIQUE INDEX `custom_domains_app_hostname_idx` ON `custom_domains` (`app_
 CREATE UNIQUE INDEX `custom_domains_held_idx` ON `custom_domains` (`hostname`) WHERE `status` IN ('verifying', 'active');--> statement-breakpoint
 CREATE INDEX `custom_domains_hostname_idx` ON `custom_domains` (`hostname`);--> statement-breakpoint
 UPDATE `custom_domains` SET `token` = lower(hex(randomblob(16))) WHERE `token` = '';--> statement-breakpoint
-UPDATE `custom_domains` SET `waiting_since` = CAST(strftime('%s', 'now') AS INTEGER) * 1000 WHERE `status` IN ('pending_dns', 'error');
+UPDATE `custom_domains` SET `waiting_since` = CAST(strftime('%s', 'now') AS INTEGER) * 1000 WHERE `status` IN ('pending_dns', 'error');;--> statement-breakpoint
+UPDATE `custom_domains` SET `next_check_at` = CAST(strftime('%s', 'now') AS INTEGER) * 1000 WHERE `status` = 'active' AND `next_check_at` IS NULL;

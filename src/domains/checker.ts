@@ -59,6 +59,13 @@ export class DomainChecker extends DurableObject<Env> {
     return this.#serial(() => this.#step("verify_now"));
   }
 
+  /** The scheduled sweep found its check overdue: with no alarm set, the check runs at once. */
+  wake(): Promise<void> {
+    return this.#serial(async () => {
+      if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now());
+    });
+  }
+
   /** The domain was removed (its row is gone): the alarm is cancelled and the provider told. */
   remove(): Promise<void> {
     return this.#serial(() => this.#forget());

@@ -5,7 +5,7 @@ import { domainChecker, serviceTargets } from "./checker";
 import { VERIFY_PER_ACCOUNT, VERIFY_PER_DOMAIN, expiryNote, expiryNoteShown, unclaimableDomains } from "./claims";
 import { checkHostname } from "./hostname";
 import { type AddRefusal, ADD_REFUSALS, addRefusal, planChangeRefusal } from "./refusals";
-import { type DomainRow, type DomainView, countDomains, deleteDomain, getDomainById, insertDomainWithinLimit, isHostnameTaken, listDomains, recentExpiries, viewDomain } from "./store";
+import { type DomainRow, type DomainView, countDomains, deleteDomain, getDomainById, insertDomainWithinLimit, isHostnameTaken, listDomains, overdueDomainIds, recentExpiries, viewDomain } from "./store";
 
 /**
  * Custom domains of an app, shared by the console's JSON routes and its pages: add (with the
@@ -103,4 +103,18 @@ export function viewOne(env: Env, app: AppRow, row: DomainRow): DomainView {
 export async function expiryNotes(env: Env, appId: string, now: number): Promise<string[]> {
   const days = getConfig(env).DOMAIN_CLAIM_DAYS;
   return (await recentExpiries(env, appId, now)).filter((note) => expiryNoteShown(note.expiredAt, now)).map((note) => expiryNote(note.hostname, days));
+}
+
+/** How late a check may be before the scheduled sweep wakes its checker. */
+export const OVERDUE_MS = 10 * 60_000;
+
+/**
+ * The scheduled sweep: every claim whose check is more than OVERDUE_MS late gets its checker
+ * woken, so no domain is left unchecked (an `Active` domain from before `Active` domains were
+ * re-checked has its first re-check due at the migration).
+ */
+export async function wakeOverdueDomains(env: Env, now: number): Promise<number> {
+  const ids = await overdueDomainIds(env, now - OVERDUE_MS);
+  for (const id of ids) await domainChecker(env, id).wake();
+  return ids.length;
 }

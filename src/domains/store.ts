@@ -193,3 +193,9 @@ export function viewDomain(row: DomainRow, targets: ServiceTargets): DomainView 
     created_at: iso(row.createdAt),
   };
 }
+
+/** Claims whose check is overdue by `before` (a lost alarm, or an Active domain from before Active re-checks). */
+export async function overdueDomainIds(env: Env, before: number, limit = 100): Promise<string[]> {
+  const rows = await database(env).select({ id: customDomains.id }).from(customDomains).where(lt(customDomains.nextCheckAt, before)).limit(limit);
+  return rows.map((row) => row.id);
+}

@@ -2,7 +2,8 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports as workerExports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { LOST_REASON } from "../../src/domains/claims";
-import { getDomain } from "../../src/domains/store";
+import { wakeOverdueDomains } from "../../src/domains/service";
+import { getDomain, updateDomain } from "../../src/domains/store";
 import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
 import { clearDns, setDns, uniqueHost } from "./domain-helpers";
 import type { ConsoleClient } from "./helpers";
@@ -182,6 +183,28 @@ describe("custom domain claims", { timeout: 60_000 }, () => {
     // Once no app holds it, another account may claim it (and verify it only with its own DNS).
     vi.useRealTimers();
     expect((await add(other.client, other.app.id, hostname)).status).toBe(201);
+  });
+
+  it("the scheduled sweep wakes a domain whose check is overdue (an Active domain from before Active re-checks)", async () => {
+    const { client, app } = await runningApp("legacy");
+    const hostname = uniqueHost("legacy");
+    await add(client, app.id, hostname);
+    await setDns(hostname, [{ type: "CNAME", data: `${app.subdomain}.localhost` }]);
+    const checker = await checkerOf(app.id, hostname);
+    await runDurableObjectAlarm(checker);
+    await runDurableObjectAlarm(checker);
+    // As the migration leaves such a domain: no alarm, its re-check due.
+    await runInDurableObject(checker, (_instance, state) => state.storage.deleteAlarm());
+    const row = (await getDomain(env, app.id, hostname))!;
+    const checkedBefore = (await one(client, app.id, hostname))!.last_checked_at;
+    await updateDomain(env, row.id, { nextCheckAt: Date.now() - 11 * 60_000 });
+    expect(await wakeOverdueDomains(env, Date.now())).toBeGreaterThanOrEqual(1);
+    // Its alarm is due at once (it may already be running on its own): the re-check happens.
+    await runDurableObjectAlarm(checker);
+    await expect.poll(async () => (await one(client, app.id, hostname))!.last_checked_at, { timeout: 10_000 }).not.toBe(checkedBefore);
+    const checked = (await one(client, app.id, hostname))!;
+    expect(checked.status).toBe("Active");
+    expect((Date.parse(checked.next_check_at!) - Date.parse(checked.last_checked_at!)) / 1000).toBe(3600);
   });
 
   it("Verify now answers 429 RATE_LIMIT_EXCEEDED with Retry-After on the 2nd press within 10 s", async () => {
