@@ -29,7 +29,8 @@ export function serviceTargets(env: Env, subdomain: string): ServiceTargets {
  * re-check every DOMAIN_RECHECK_SECONDS while the domain waits (`Pending DNS`, `Error`), the
  * provider steps while it is `Verifying…`, the re-check every DOMAIN_ACTIVE_RECHECK_SECONDS while
  * it is `Active`, and removes a claim still waiting DOMAIN_CLAIM_DAYS after it started (a claim
- * another app won is not re-checked: its alarm is its expiry). Alarms survive restarts; removal deletes the alarm.
+ * another app won is not re-checked: its alarm is its expiry). Alarms survive restarts; removal
+ * deletes the alarm.
  * Calls are run one at a time (the alarm, `Verify now`, removal), so a check never overlaps
  * another or outlives a removal.
  */
