@@ -29,6 +29,10 @@ export default defineConfig(async () => {
             ALLOW_LOCAL_SOURCES: "true",
             DNS_RESOLVER_URL: dns.resolverUrl,
             DNS_TIMEOUT_SECONDS: "2",
+            // The console's host in Worker tests (test/integration/helpers.ts ORIGIN).
+            SERVICE_HOSTNAMES: "control.test",
+            // Shared addresses (TEST-NET-1) an apex custom domain, or a CNAME chain, may end in.
+            CUSTOM_DOMAIN_ADDRESSES: "192.0.2.80",
             CLOUDFLARE_FAKE_URL: cloudflare.url,
             // Test-only secrets; real ones come from `wrangler secret put`.
             LINK_SIGNING_KEYS: "k2:test-signing-key-2-0123456789abcdefghijkl,k1:test-signing-key-1-0123456789abcdefghijkl",

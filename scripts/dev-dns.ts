@@ -1,7 +1,7 @@
 /**
  * A stand-in for a DNS-over-HTTPS resolver (JSON flavour), for local runs and tests: DNS is
- * outside the project. It answers `GET /dns-query?name=<name>&type=A|AAAA|CNAME` with
- * `application/dns-json` the way Cloudflare's resolver does, following CNAME chains among the
+ * outside the project. It answers `GET /dns-query?name=<name>&type=A|AAAA|CNAME|TXT` with
+ * `application/dns-json` the way Cloudflare's resolver does (TXT data quoted), following CNAME chains among the
  * records it holds and putting the chain in the answer.
  *
  * Records come from a JSON file (re-read on every query, so editing it takes effect at once) and
@@ -21,11 +21,11 @@ import { pathToFileURL } from "node:url";
 /** Port the command line uses when none is given. */
 export const DEFAULT_DEV_DNS_PORT = 3953;
 
-export type StandInRecord = { type: "A" | "AAAA" | "CNAME"; data: string };
+export type StandInRecord = { type: "A" | "AAAA" | "CNAME" | "TXT"; data: string };
 /** A name's records, or a resolver failure to answer with for it. */
 export type StandInEntry = StandInRecord[] | { fail: "SERVFAIL" | "REFUSED" | "HTTP_502" | "TIMEOUT" };
 
-const TYPES = { A: 1, CNAME: 5, AAAA: 28 } as const;
+const TYPES = { A: 1, CNAME: 5, TXT: 16, AAAA: 28 } as const;
 const RCODE = { SERVFAIL: 2, REFUSED: 5 } as const;
 const norm = (name: string) => name.trim().toLowerCase().replace(/\.$/, "");
 
@@ -59,7 +59,7 @@ export async function startDevDns(options: { port?: number; file?: string; unref
     if (url.pathname === "/dns-query" && req.method === "GET") {
       const name = norm(url.searchParams.get("name") ?? "");
       const type = (url.searchParams.get("type") ?? "A").toUpperCase() as keyof typeof TYPES;
-      if (!name || !(type in TYPES)) return json(400, { error: "name and type (A, AAAA, CNAME) are required" });
+      if (!name || !(type in TYPES)) return json(400, { error: "name and type (A, AAAA, CNAME, TXT) are required" });
       const records = table();
       const answer: { name: string; type: number; TTL: number; data: string }[] = [];
       let current = name;
@@ -77,7 +77,7 @@ export async function startDevDns(options: { port?: number; file?: string; unref
           continue;
         }
         for (const r of entry?.filter((r) => r.type === type) ?? []) {
-          answer.push({ name: `${current}.`, type: TYPES[type], TTL: 60, data: r.type === "CNAME" ? `${norm(r.data)}.` : r.data });
+          answer.push({ name: `${current}.`, type: TYPES[type], TTL: 60, data: r.type === "CNAME" ? `${norm(r.data)}.` : r.type === "TXT" ? JSON.stringify(r.data) : r.data });
         }
         break;
       }

@@ -3,6 +3,7 @@ import { createApp } from "./app";
 import { DEPLOY_DLQ, DEPLOY_QUEUE, handleDeployBatch } from "./apps/deploy-job";
 import { getConfig } from "./config";
 import { handleExportBatch } from "./exports/job";
+import { wakeOverdueDomains } from "./domains/service";
 import { runSweep } from "./exports/sweep";
 import { defaultDeps } from "./http/context";
 
@@ -26,5 +27,6 @@ export default {
       : handleExportBatch(batch, env, { now: defaultDeps.now }),
   scheduled: async (_controller, env) => {
     await runSweep(env, defaultDeps.now(), getConfig(env).ARCHIVE_RETENTION_SECONDS);
+    await wakeOverdueDomains(env, defaultDeps.now());
   },
 } satisfies ExportedHandler<Env>;

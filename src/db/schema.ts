@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** Times are Unix milliseconds (integers) throughout. */
@@ -237,9 +238,10 @@ export const deploys = sqliteTable(
 export const CUSTOM_DOMAIN_STATUSES = ["pending_dns", "verifying", "active", "error"] as const;
 
 /**
- * Custom domains mapped to apps (owner: src/domains/store.ts). A hostname is mapped to one app at
- * most across the service. Each domain has its own DomainChecker object (named by the row id)
- * whose alarm runs the re-checks.
+ * Custom domains claimed by apps (owner: src/domains/store.ts). Several apps may claim one
+ * hostname while it waits (`Pending DNS`, `Error`); one app at most holds it `Verifying…` or
+ * `Active` (the partial unique index), the first whose claim DNS verified. Each claim has its own
+ * DomainChecker object (named by the row id) whose alarm runs the re-checks.
  */
 export const customDomains = sqliteTable(
   "custom_domains",
@@ -262,8 +264,36 @@ export const customDomains = sqliteTable(
     createdAt: integer("created_at").notNull(),
     lastCheckedAt: integer("last_checked_at"),
     nextCheckAt: integer("next_check_at"),
+    /** The claim's token: the value of the TXT record at `_cp-challenge.<hostname>` that proves it. */
+    token: text("token").notNull().default(""),
+    /** Since when the claim has been waiting (`Pending DNS` or `Error`); null while served. Expiry counts from it. */
+    waitingSince: integer("waiting_since"),
   },
-  (t) => [uniqueIndex("custom_domains_hostname_idx").on(t.hostname), index("custom_domains_app_idx").on(t.appId, t.createdAt)],
+  (t) => [
+    uniqueIndex("custom_domains_app_hostname_idx").on(t.appId, t.hostname),
+    uniqueIndex("custom_domains_held_idx")
+      .on(t.hostname)
+      .where(sql`${t.status} IN ('verifying', 'active')`),
+    index("custom_domains_hostname_idx").on(t.hostname),
+    index("custom_domains_app_idx").on(t.appId, t.createdAt),
+  ],
+);
+
+/**
+ * Claims removed because DNS never verified them within DOMAIN_CLAIM_DAYS (owner:
+ * src/domains/store.ts): the app page shows a one-line note of each for 30 days.
+ */
+export const expiredDomainClaims = sqliteTable(
+  "expired_domain_claims",
+  {
+    id: text("id").primaryKey(),
+    appId: text("app_id")
+      .notNull()
+      .references(() => apps.id, { onDelete: "cascade" }),
+    hostname: text("hostname").notNull(),
+    expiredAt: integer("expired_at").notNull(),
+  },
+  (t) => [index("expired_domain_claims_app_idx").on(t.appId, t.expiredAt)],
 );
 
 /**

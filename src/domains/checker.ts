@@ -1,12 +1,13 @@
 import { DurableObject } from "cloudflare:workers";
-import { getConfig } from "../config";
+import { type Config, getConfig } from "../config";
 import { getApp } from "../apps/store";
 import { describeError, log } from "../http/log";
-import { lookupRecords } from "./dns";
+import { claimExpired, claimExpiresAt, isLost, needsTxt, proveClaim, verificationRecord } from "./claims";
+import { lookupRecords, lookupTxt } from "./dns";
 import { type ServiceTargets, pointsToService } from "./pointing";
 import { hostnameProvider } from "./provider";
 import { type DnsOutcome, type NextCheck, type Transition, type CheckTrigger, afterDnsCheck, afterVerifyStep } from "./states";
-import { getDomainById, updateDomain } from "./store";
+import { type DomainRow, expireClaim, getDomainById, markLost, takeHostname, updateDomain } from "./store";
 
 /** While `Verifying…` the provider is asked again this soon (SPEC.md: route "within a few seconds"). */
 export const VERIFY_POLL_MS = 3000;
@@ -25,8 +26,11 @@ export function serviceTargets(env: Env, subdomain: string): ServiceTargets {
 
 /**
  * One per custom domain (named by the domain's id): its timer. The alarm runs the automatic
- * re-check every DOMAIN_RECHECK_SECONDS while the domain waits (`Pending DNS`, `Error`), and the
- * provider steps while it is `Verifying…`. Alarms survive restarts; removal deletes the alarm.
+ * re-check every DOMAIN_RECHECK_SECONDS while the domain waits (`Pending DNS`, `Error`), the
+ * provider steps while it is `Verifying…`, the re-check every DOMAIN_ACTIVE_RECHECK_SECONDS while
+ * it is `Active`, and removes a claim still waiting DOMAIN_CLAIM_DAYS after it started (a claim
+ * another app won is not re-checked: its alarm is its expiry). Alarms survive restarts; removal
+ * deletes the alarm.
  * Calls are run one at a time (the alarm, `Verify now`, removal), so a check never overlaps
  * another or outlives a removal.
  */
@@ -54,6 +58,13 @@ export class DomainChecker extends DurableObject<Env> {
   /** `Verify now`: the check runs at once; the timer starts over from it. */
   verifyNow(): Promise<void> {
     return this.#serial(() => this.#step("verify_now"));
+  }
+
+  /** The scheduled sweep found its check overdue: with no alarm set, the check runs at once. */
+  wake(): Promise<void> {
+    return this.#serial(async () => {
+      if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now());
+    });
   }
 
   /** The domain was removed (its row is gone): the alarm is cancelled and the provider told. */
@@ -89,42 +100,79 @@ export class DomainChecker extends DurableObject<Env> {
     const row = tracked && (await getDomainById(this.env, tracked.domainId));
     const app = row && (await getApp(this.env, row.appId));
     if (!tracked || !row || !app) return this.#forget();
-    if (row.status === "active" && row.nextCheckAt === null) return;
 
     const config = getConfig(this.env);
+    const now = Date.now();
+    if (claimExpired(row, now, config.DOMAIN_CLAIM_DAYS)) {
+      await expireClaim(this.env, row, crypto.randomUUID(), now);
+      log("info", "custom domain claim expired", { domain_id: row.id });
+      return this.#forget();
+    }
+    // A claim another app won is not re-checked: its alarm only removes it once it expires.
+    if (isLost(row) && trigger === "recheck") return this.#armExpiry(row, now, config.DOMAIN_CLAIM_DAYS);
+
     const targets = serviceTargets(this.env, app.subdomain);
     const provider = hostnameProvider(config, this.env);
-    const dns = await this.#dns(row.hostname, targets, config.DNS_RESOLVER_URL, config.DNS_TIMEOUT_SECONDS * 1000);
+    const dns = await this.#dns(row, targets, config);
+    let asRead: Pick<DomainRow, "status" | "nextCheckAt"> = row;
     let ref = row.providerRef;
     let transition: Transition & { https?: boolean };
     if (row.status === "pending_dns" || row.status === "error") {
       transition = afterDnsCheck(row.status, trigger, dns, row.reason);
       if (transition.putRoute) {
+        // The first verified claim wins: the hostname is taken before the provider hears of it.
+        if (!(await takeHostname(this.env, row, now))) {
+          await markLost(this.env, row.id, now, row.waitingSince ?? now);
+          log("info", "custom domain claim lost", { domain_id: row.id });
+          return this.#armExpiry({ waitingSince: row.waitingSince ?? now }, now, config.DOMAIN_CLAIM_DAYS);
+        }
+        asRead = { status: "verifying", nextCheckAt: row.nextCheckAt };
         const ensured = await provider.ensure(row.hostname, ref);
         ref = this.#remember(tracked, ensured.ref);
         if (ensured.outcome.kind === "failed") transition = { status: "error", reason: ensured.outcome.reason, putRoute: false, next: "recheck" };
       }
     } else {
+      // The provider is asked only when DNS still names this app.
       const ensured = dns.kind === "points" ? await provider.ensure(row.hostname, ref) : null;
       if (ensured) ref = this.#remember(tracked, ensured.ref);
       transition = afterVerifyStep(row.status, dns, ensured?.outcome ?? null);
     }
 
-    const now = Date.now();
-    const nextCheckAt = this.#nextAt(transition.next, now, config.DOMAIN_RECHECK_SECONDS);
+    const nextCheckAt = this.#nextAt(transition.next, now, config);
     const served = transition.status === "verifying" || transition.status === "active";
-    await updateDomain(this.env, row.id, {
-      status: transition.status,
-      reason: transition.status === "error" ? transition.reason : null,
-      routeReady: served,
-      https: transition.https ?? (transition.status === "active" ? row.https : false),
-      providerRef: ref,
-      lastCheckedAt: now,
-      nextCheckAt,
-    });
+    const waitingSince = served ? null : (row.waitingSince ?? now);
+    const written = await updateDomain(
+      this.env,
+      row.id,
+      {
+        status: transition.status,
+        reason: transition.status === "error" ? transition.reason : null,
+        routeReady: served,
+        https: transition.https ?? (transition.status === "active" ? row.https : false),
+        providerRef: ref,
+        lastCheckedAt: now,
+        nextCheckAt,
+        waitingSince,
+      },
+      asRead,
+    );
+    if (!written) return this.#rearm(row.id, now, config.DOMAIN_CLAIM_DAYS);
     if (nextCheckAt === null) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(nextCheckAt);
+    else await this.ctx.storage.setAlarm(waitingSince === null ? nextCheckAt : Math.min(nextCheckAt, claimExpiresAt(waitingSince, config.DOMAIN_CLAIM_DAYS)));
     if (transition.status !== row.status) log("info", "custom domain moved", { domain_id: row.id, from: row.status, to: transition.status, trigger });
+  }
+
+  /** A lost claim's only alarm: its expiry. */
+  async #armExpiry(row: { waitingSince: number | null }, now: number, claimDays: number): Promise<void> {
+    await this.ctx.storage.setAlarm(claimExpiresAt(row.waitingSince ?? now, claimDays));
+  }
+
+  /** The claim changed while it was checked (another app's won): the alarm follows what it is now. */
+  async #rearm(id: string, now: number, claimDays: number): Promise<void> {
+    const current = await getDomainById(this.env, id);
+    if (!current) return this.#forget();
+    if (isLost(current)) return this.#armExpiry(current, now, claimDays);
+    if (current.nextCheckAt !== null) await this.ctx.storage.setAlarm(current.nextCheckAt);
   }
 
   /** Keeps the provider's id at once, so a removal can delete it even if the D1 write after fails. */
@@ -133,16 +181,23 @@ export class DomainChecker extends DurableObject<Env> {
     return ref;
   }
 
-  async #dns(hostname: string, targets: ServiceTargets, url: string, timeoutMs: number): Promise<DnsOutcome> {
-    const lookup = await lookupRecords({ url, timeoutMs }, hostname);
+  /** What DNS says of this claim: it names this app, or reaches the service and a TXT record proves the claim. */
+  async #dns(row: DomainRow, targets: ServiceTargets, config: Config): Promise<DnsOutcome> {
+    const resolver = { url: config.DNS_RESOLVER_URL, timeoutMs: config.DNS_TIMEOUT_SECONDS * 1000 };
+    const lookup = await lookupRecords(resolver, row.hostname);
     if (!lookup.ok) return { kind: "lookup_failed", reason: lookup.reason };
-    const pointing = pointsToService(hostname, lookup.records, targets);
-    return pointing.points ? { kind: "points" } : { kind: "not_pointing", reason: pointing.reason };
+    const pointing = pointsToService(row.hostname, lookup.records, targets);
+    if (!needsTxt(pointing)) return proveClaim(row.hostname, pointing, null, row.token);
+    const txt = await lookupTxt(resolver, verificationRecord(row.hostname, row.token).name);
+    if (!txt.ok) return { kind: "lookup_failed", reason: txt.reason };
+    return proveClaim(row.hostname, pointing, txt.values, row.token);
   }
 
-  #nextAt(next: NextCheck, now: number, recheckSeconds: number): number | null {
+  #nextAt(next: NextCheck, now: number, config: Config): number | null {
     if (next === "none") return null;
-    return now + (next === "soon" ? Math.min(VERIFY_POLL_MS, recheckSeconds * 1000) : recheckSeconds * 1000);
+    if (next === "active") return now + config.DOMAIN_ACTIVE_RECHECK_SECONDS * 1000;
+    const recheckMs = config.DOMAIN_RECHECK_SECONDS * 1000;
+    return now + (next === "soon" ? Math.min(VERIFY_POLL_MS, recheckMs) : recheckMs);
   }
 }
 

@@ -31,7 +31,45 @@ export type Lookup = { ok: true; records: DnsRecord[] } | { ok: false; reason: s
 
 const norm = (name: string) => name.trim().toLowerCase().replace(/\.$/, "");
 
+type Answered = { ok: true; answers: NonNullable<DohAnswer["Answer"]> } | { ok: false; reason: string };
+
 async function query(resolver: Resolver, hostname: string, type: "A" | "AAAA"): Promise<Lookup> {
+  const answered = await ask(resolver, hostname, type);
+  if (!answered.ok) return answered;
+  const records: DnsRecord[] = [];
+  for (const answer of answered.answers) {
+    const kind = TYPE_NUMBERS[answer.type ?? -1];
+    if (kind && typeof answer.name === "string" && typeof answer.data === "string") {
+      records.push({ name: norm(answer.name), type: kind, data: kind === "CNAME" ? norm(answer.data) : answer.data.trim().toLowerCase() });
+    }
+  }
+  return { ok: true, records };
+}
+
+/** RFC 1035 TXT type number. */
+const TXT = 16;
+
+/**
+ * A TXT record's text as DoH JSON gives it: one or more quoted character-strings, joined
+ * (RFC 7208 3.3 reads a split value the same way); unquoted text as it is.
+ */
+export function txtText(data: string): string {
+  const parts = [...data.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!.replace(/\\(.)/g, "$1"));
+  return parts.length > 0 ? parts.join("") : data.trim();
+}
+
+/** The TXT values at `name` (none when the name does not exist), or why the lookup failed. */
+export async function lookupTxt(resolver: Resolver, name: string): Promise<{ ok: true; values: string[] } | { ok: false; reason: string }> {
+  const answered = await ask(resolver, name, "TXT");
+  if (!answered.ok) return answered;
+  const wanted = norm(name);
+  const values = answered.answers
+    .filter((answer) => answer.type === TXT && typeof answer.data === "string" && typeof answer.name === "string" && norm(answer.name) === wanted)
+    .map((answer) => txtText(answer.data!));
+  return { ok: true, values };
+}
+
+async function ask(resolver: Resolver, hostname: string, type: "A" | "AAAA" | "TXT"): Promise<Answered> {
   const doFetch = resolver.fetch ?? fetch;
   const url = `${resolver.url}?name=${encodeURIComponent(hostname)}&type=${type}`;
   let res: Response;
@@ -62,14 +100,7 @@ async function query(resolver: Resolver, hostname: string, type: "A" | "AAAA"): 
   if (body.Status !== NOERROR && body.Status !== NXDOMAIN) {
     return { ok: false, reason: `DNS lookup failed: the resolver answered ${RCODES[body.Status] ?? `RCODE ${body.Status}`} for ${hostname}` };
   }
-  const records: DnsRecord[] = [];
-  for (const answer of body.Answer ?? []) {
-    const kind = TYPE_NUMBERS[answer.type ?? -1];
-    if (kind && typeof answer.name === "string" && typeof answer.data === "string") {
-      records.push({ name: norm(answer.name), type: kind, data: kind === "CNAME" ? norm(answer.data) : answer.data.trim().toLowerCase() });
-    }
-  }
-  return { ok: true, records };
+  return { ok: true, answers: Array.isArray(body.Answer) ? body.Answer : [] };
 }
 
 /** The CNAME, A and AAAA records reached from `hostname`, or why the lookup failed. */

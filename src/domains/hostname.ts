@@ -36,8 +36,9 @@ function toAscii(text: string): string | null {
 
 /**
  * The custom-domain hostname as stored (lowercase, punycode, no trailing dot), or the sentence
- * saying what is wrong. `ownDomains` are the service's domains (APPS_DOMAIN, CUSTOM_DOMAIN_TARGET,
- * the console's host): neither they nor names under them can be added.
+ * saying what is wrong. `ownDomains` are the service's domains from configuration (claims.ts
+ * `unclaimableDomains`: APPS_DOMAIN, CUSTOM_DOMAIN_TARGET, SERVICE_HOSTNAMES): neither they nor
+ * names under them can be added.
  */
 export function checkHostname(input: string, ownDomains: readonly string[]): HostnameCheck {
   const text = input.trim().replace(/\.$/, "");

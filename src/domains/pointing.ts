@@ -7,8 +7,10 @@ import { isApex } from "./hostname";
  * what was expected.
  *
  * Decisions where the issue leaves room (table tests in test/unit/domain-pointing.test.ts):
- * - A CNAME chain points when any name along it is one of our targets (shop -> www -> app host),
+ * - A CNAME chain points when a name along it is one of our targets (shop -> www -> app host),
  *   or when it ends in addresses that are all ours: either way the traffic reaches the service.
+ *   A chain through another app's hostname (a name under APPS_DOMAIN) points to that app, never
+ *   to this one, whatever follows it.
  * - Address records point only when there is at least one and every one is ours; one foreign
  *   address among ours sends part of the traffic elsewhere, so it does not point.
  * - Address records are accepted on any name, not only an apex: they reach the service too. The
@@ -39,7 +41,12 @@ export interface DnsRecordToCreate {
   target: string;
 }
 
-export type Pointing = { points: true; via: "cname" | "address" } | { points: false; reason: string };
+/**
+ * `app`: the records name this app (a CNAME chain through its own hostname), so they prove the
+ * claim by themselves. `shared`: they reach the service through CUSTOM_DOMAIN_TARGET or the shared
+ * addresses, which name no app (a TXT record must say which; see claims.ts).
+ */
+export type Pointing = { points: true; via: "app" | "shared" } | { points: false; reason: string };
 
 /** CNAME chains longer than this are treated as loops (resolvers stop near here too). */
 export const MAX_CNAME_HOPS = 8;
@@ -83,12 +90,18 @@ export function pointsToService(hostname: string, records: readonly DnsRecord[],
   const record = recordToCreate(hostname, targets);
   const expected = expectation(record);
 
+  const appHostname = norm(targets.appHostname);
+  const appsDomain = appHostname.slice(appHostname.indexOf(".") + 1);
   const chain = cnameChain(hostname, records);
-  if (chain.some((name) => accepted.has(name))) return { points: true, via: "cname" };
+  // The first of our names along the chain decides: this app's hostname names this app; another
+  // app's hostname (any name under APPS_DOMAIN) names that app, never this one.
+  const decisive = chain.find((name) => accepted.has(name) || name === appsDomain || name.endsWith(`.${appsDomain}`));
   const end = chain.length > 0 ? chain[chain.length - 1]! : hostname;
   const addresses = records.filter((r) => (r.type === "A" || r.type === "AAAA") && norm(r.name) === end);
-  if (addresses.length > 0 && addresses.every((r) => ours.has(r.data.trim().toLowerCase()))) {
-    return { points: true, via: chain.length > 0 ? "cname" : "address" };
+  if (decisive === appHostname) return { points: true, via: "app" };
+  if (decisive !== undefined && decisive === norm(targets.target)) return { points: true, via: "shared" };
+  if (decisive === undefined && addresses.length > 0 && addresses.every((r) => ours.has(r.data.trim().toLowerCase()))) {
+    return { points: true, via: "shared" };
   }
 
   if (chain.length > 0) {

@@ -2,9 +2,10 @@ import type { AppRow } from "../apps/store";
 import { getConfig } from "../config";
 import { describeError, log } from "../http/log";
 import { domainChecker, serviceTargets } from "./checker";
+import { VERIFY_PER_ACCOUNT, VERIFY_PER_DOMAIN, expiryNote, expiryNoteShown, unclaimableDomains } from "./claims";
 import { checkHostname } from "./hostname";
 import { type AddRefusal, ADD_REFUSALS, addRefusal, planChangeRefusal } from "./refusals";
-import { type DomainRow, type DomainView, countDomains, deleteDomain, getDomainById, insertDomainWithinLimit, isHostnameTaken, listDomains, viewDomain } from "./store";
+import { type DomainRow, type DomainView, countDomains, deleteDomain, getDomainById, insertDomainWithinLimit, isHostnameTaken, listDomains, overdueDomainIds, recentExpiries, viewDomain } from "./store";
 
 /**
  * Custom domains of an app, shared by the console's JSON routes and its pages: add (with the
@@ -13,35 +14,52 @@ import { type DomainRow, type DomainView, countDomains, deleteDomain, getDomainB
 
 export type AddOutcome = { ok: true; domain: DomainRow } | { ok: false; code: "INVALID_REQUEST"; message: string } | ({ ok: false } & AddRefusal);
 
-/** The service's own domains, under which no custom domain may be added. */
-export function ownDomains(env: Env, consoleHost: string): string[] {
-  const config = getConfig(env);
-  return [config.APPS_DOMAIN, config.CUSTOM_DOMAIN_TARGET, consoleHost.replace(/:\d+$/, "")].filter((d) => d !== "");
+
+/** A claim's token, the value of its `_cp-challenge` TXT record: 128 random bits in hex. */
+function claimToken(): string {
+  return [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /**
  * Adds a `Pending DNS` domain and starts its timer (first re-check DOMAIN_RECHECK_SECONDS later).
- * The limit of 3 and the hostname's uniqueness are kept by the insert itself, so concurrent adds
- * cannot pass them together.
+ * The limit of 3 and the hostname not being held by an app are kept by the insert itself, so
+ * concurrent adds cannot pass them together. Claims of other apps still waiting lock nothing.
  */
-export async function addDomain(env: Env, input: { app: AppRow; hostname: string; consoleHost: string; id: string; now: number }): Promise<AddOutcome> {
-  const checked = checkHostname(input.hostname, ownDomains(env, input.consoleHost));
+export async function addDomain(env: Env, input: { app: AppRow; hostname: string; id: string; now: number }): Promise<AddOutcome> {
+  const checked = checkHostname(input.hostname, unclaimableDomains(getConfig(env)));
   if (!checked.ok) return { ok: false, code: "INVALID_REQUEST", message: checked.message };
   const hostname = checked.hostname;
   const refusal = addRefusal({
     appStatus: input.app.status,
     plan: input.app.plan,
     domainCount: await countDomains(env, input.app.id),
-    hostnameTaken: await isHostnameTaken(env, hostname),
+    hostnameTaken: await isHostnameTaken(env, hostname, input.app.id),
   });
   if (refusal) return { ok: false, ...refusal };
   const firstCheckAt = input.now + getConfig(env).DOMAIN_RECHECK_SECONDS * 1000;
-  const inserted = await insertDomainWithinLimit(env, { id: input.id, hostname, appId: input.app.id, createdAt: input.now, nextCheckAt: firstCheckAt });
+  const inserted = await insertDomainWithinLimit(env, { id: input.id, hostname, appId: input.app.id, createdAt: input.now, nextCheckAt: firstCheckAt, token: claimToken() });
   if (inserted === "limit") return { ok: false, code: "DOMAIN_LIMIT", message: ADD_REFUSALS.DOMAIN_LIMIT };
   if (inserted === "taken") return { ok: false, code: "DOMAIN_TAKEN", message: ADD_REFUSALS.DOMAIN_TAKEN };
   await domainChecker(env, input.id).track({ domainId: input.id, hostname, firstCheckAt });
   return { ok: true, domain: (await getDomainById(env, input.id))! };
 }
+
+/**
+ * `Verify now` presses are limited (VERIFY_PER_DOMAIN, VERIFY_PER_ACCOUNT), so nobody can make the
+ * service hammer resolvers or the hostname provider's one quota. Each limit is spent atomically
+ * by its RateLimiter object; the domain's first, so a refused press costs the account nothing.
+ * Returns the seconds to wait, or 0 when the press may go ahead.
+ */
+export async function verifyWait(env: Env, input: { accountId: string; domainId: string; now: number }): Promise<number> {
+  const limiter = (key: string) => env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(key));
+  const perDomain = await limiter(`verify-domain:${input.domainId}`).take({ now: input.now, policy: VERIFY_PER_DOMAIN });
+  if (!perDomain.allowed) return perDomain.retryAfterSeconds;
+  const perAccount = await limiter(`verify-account:${input.accountId}`).take({ now: input.now, policy: VERIFY_PER_ACCOUNT });
+  return perAccount.allowed ? 0 : perAccount.retryAfterSeconds;
+}
+
+/** The sentence of a refused `Verify now`. */
+export const verifyWaitMessage = (wait: number) => `Verify now was pressed too often. Wait ${wait} second${wait === 1 ? "" : "s"} before pressing it again.`;
 
 /** `Verify now`: the check runs at once; returns the domain as it is afterwards. */
 export async function verifyDomain(env: Env, domain: DomainRow): Promise<DomainRow> {
@@ -79,4 +97,24 @@ export async function viewAppDomains(env: Env, app: AppRow): Promise<DomainView[
 
 export function viewOne(env: Env, app: AppRow, row: DomainRow): DomainView {
   return viewDomain(row, serviceTargets(env, app.subdomain));
+}
+
+/** The one-line notes of the app's claims removed for expiry in the last 30 days, newest first. */
+export async function expiryNotes(env: Env, appId: string, now: number): Promise<string[]> {
+  const days = getConfig(env).DOMAIN_CLAIM_DAYS;
+  return (await recentExpiries(env, appId, now)).filter((note) => expiryNoteShown(note.expiredAt, now)).map((note) => expiryNote(note.hostname, days));
+}
+
+/** How late a check may be before the scheduled sweep wakes its checker. */
+export const OVERDUE_MS = 10 * 60_000;
+
+/**
+ * The scheduled sweep: every claim whose check is more than OVERDUE_MS late gets its checker
+ * woken, so no domain is left unchecked (an `Active` domain from before `Active` domains were
+ * re-checked has its first re-check due at the migration).
+ */
+export async function wakeOverdueDomains(env: Env, now: number): Promise<number> {
+  const ids = await overdueDomainIds(env, now - OVERDUE_MS);
+  for (const id of ids) await domainChecker(env, id).wake();
+  return ids.length;
 }

@@ -6,6 +6,8 @@ import { z } from "zod";
  */
 
 const DNS_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
+/** One label or more (the console may be at `localhost`). */
+const HOST_NAME = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 const IPV6 = /^[0-9a-f:]+$/;
 /** http is allowed for loopback hosts only (the DoH and Cloudflare API stand-ins of local runs). */
@@ -43,6 +45,23 @@ export const HOSTNAME_PROVIDERS = ["local", "cloudflare"] as const;
 export const DOMAIN_SETTINGS = {
   /** SPEC.md Limits: the re-check interval while waiting, 45 seconds. */
   DOMAIN_RECHECK_SECONDS: whole("DOMAIN_RECHECK_SECONDS", 45),
+  /** `Active` domains are re-checked this often; one whose DNS no longer points to its app goes `Error`. */
+  DOMAIN_ACTIVE_RECHECK_SECONDS: whole("DOMAIN_ACTIVE_RECHECK_SECONDS", 3600),
+  /** A claim left `Pending DNS` or `Error` this many days is removed (Cloudflare for SaaS's validation window). */
+  DOMAIN_CLAIM_DAYS: whole("DOMAIN_CLAIM_DAYS", 7),
+  /** The console's and the API's own hostnames, comma-separated: never claimable, nor any name under them. */
+  SERVICE_HOSTNAMES: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const list = (raw ?? "").split(",").map((name) => name.trim().toLowerCase().replace(/\.$/, "")).filter(Boolean);
+      const bad = list.filter((name) => !HOST_NAME.test(name));
+      if (bad.length > 0) {
+        ctx.addIssue({ code: "custom", message: `SERVICE_HOSTNAMES must be a comma-separated list of DNS names such as console.example.net; not a name: ${bad.join(", ")}` });
+        return z.NEVER;
+      }
+      return list;
+    }),
   /** DNS-over-HTTPS JSON endpoint (application/dns-json). */
   DNS_RESOLVER_URL: url("DNS_RESOLVER_URL", "https://cloudflare-dns.com/dns-query"),
   DNS_TIMEOUT_SECONDS: whole("DNS_TIMEOUT_SECONDS", 5),
@@ -90,6 +109,9 @@ export const DOMAIN_SETTINGS = {
 
 export const DOMAIN_SETTING_DEFAULTS = {
   DOMAIN_RECHECK_SECONDS: 45,
+  DOMAIN_ACTIVE_RECHECK_SECONDS: 3600,
+  DOMAIN_CLAIM_DAYS: 7,
+  SERVICE_HOSTNAMES: [],
   DNS_RESOLVER_URL: "https://cloudflare-dns.com/dns-query",
   DNS_TIMEOUT_SECONDS: 5,
   CUSTOM_DOMAIN_TARGET: "",

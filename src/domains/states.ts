@@ -12,8 +12,9 @@
  *   whichever check met it.
  * - While `Verifying…`, each step checks DNS again and asks the hostname provider; DNS no longer
  *   pointing or the provider failing is `Error` with the reason.
- * - `Active` is not re-checked, except while its certificate is still coming (HTTPS not yet served).
- *   `Verify now` on an `Active` domain changes nothing.
+ * - `Active` is re-checked every DOMAIN_ACTIVE_RECHECK_SECONDS (while its certificate is still
+ *   coming, at the `Verifying…` pace): DNS no longer pointing to its app is `Error`, and the
+ *   domain stops being served, so a dangling record serves nobody.
  */
 
 export const DOMAIN_STATUSES = ["pending_dns", "verifying", "active", "error"] as const;
@@ -35,8 +36,8 @@ export type DnsOutcome = { kind: "points" } | { kind: "not_pointing"; reason: st
 /** What the hostname provider says of the route and certificate. */
 export type ProviderOutcome = { kind: "pending" } | { kind: "active"; https: boolean; waitingForCertificate: boolean } | { kind: "failed"; reason: string };
 
-/** When the next step runs: after the re-check interval, soon (provider polling), or never. */
-export type NextCheck = "recheck" | "soon" | "none";
+/** When the next step runs: after the re-check interval, soon (provider polling), after the `Active` re-check interval, or never. */
+export type NextCheck = "recheck" | "soon" | "active" | "none";
 
 export interface Transition {
   status: DomainStatus;
@@ -59,5 +60,5 @@ export function afterVerifyStep(status: "verifying" | "active", dns: DnsOutcome,
   if (dns.kind !== "points") return { status: "error", reason: dns.reason, putRoute: false, next: "recheck" };
   if (provider === null || provider.kind === "pending") return { status, reason: null, putRoute: false, next: "soon" };
   if (provider.kind === "failed") return { status: "error", reason: provider.reason, putRoute: false, next: "recheck" };
-  return { status: "active", reason: null, putRoute: false, next: provider.waitingForCertificate ? "soon" : "none", https: provider.https };
+  return { status: "active", reason: null, putRoute: false, next: provider.waitingForCertificate ? "soon" : "active", https: provider.https };
 }

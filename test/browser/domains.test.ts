@@ -62,7 +62,11 @@ describe("custom domains in Chromium", () => {
     await page.getByText(`${hostname} added.`).waitFor();
     expect(await badge().textContent()).toBe("Pending DNS");
     expect(await page.getByLabel(`DNS record target for ${hostname}`).inputValue()).toBe(`${subdomain}.localhost`);
-    expect(await page.locator(`[data-domain="${hostname}"] button[data-copy]`).isVisible()).toBe(true);
+    expect(await page.locator(`[data-domain="${hostname}"] button[data-copy^="dns-target-"]`).isVisible()).toBe(true);
+    // Beside it, the TXT record that proves the claim through the shared target, each part with its copy button.
+    expect(await page.getByLabel(`TXT record name for ${hostname}`).inputValue()).toBe(`_cp-challenge.${hostname}`);
+    expect(await page.getByLabel(`TXT record value for ${hostname}`).inputValue()).toMatch(/^[0-9a-f]{32}$/);
+    for (const part of ["name", "value"]) expect(await page.locator(`[data-domain="${hostname}"] button[data-copy^="dns-txt-${part}-"]`).isVisible()).toBe(true);
     await expect.poll(() => page.locator(`[data-domain="${hostname}"] [data-countdown]`).textContent()).toMatch(/^(in \d+ s|checking now)$/);
     expect(await page.locator("[data-domains-refresh]").isVisible()).toBe(false);
     await screenshot(page, "domains-01-pending");

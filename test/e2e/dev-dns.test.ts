@@ -43,4 +43,17 @@ describe("DoH stand-in", () => {
       await dns.close();
     }
   });
+
+  it("answers TXT records quoted, as Cloudflare's resolver does, and the Worker's reader reads them back", async () => {
+    const dns = await startDevDns();
+    try {
+      dns.set("_cp-challenge.shop.example.test", [{ type: "TXT", data: "0123abcd" }]);
+      expect(await ask(dns.url, "_cp-challenge.shop.example.test", "TXT")).toMatchObject({ Status: 0, Answer: [{ name: "_cp-challenge.shop.example.test.", type: 16, data: '"0123abcd"' }] });
+      const { lookupTxt } = await import("../../src/domains/dns");
+      expect(await lookupTxt({ url: dns.resolverUrl, timeoutMs: 2000 }, "_cp-challenge.shop.example.test")).toEqual({ ok: true, values: ["0123abcd"] });
+      expect(await lookupTxt({ url: dns.resolverUrl, timeoutMs: 2000 }, "_cp-challenge.none.example.test")).toEqual({ ok: true, values: [] });
+    } finally {
+      await dns.close();
+    }
+  });
 });

@@ -15,6 +15,7 @@ interface DomainJson {
   status: string;
   reason: string | null;
   https: boolean;
+  last_checked_at: string | null;
   next_check_at: string | null;
 }
 
@@ -71,10 +72,24 @@ describe("custom domains through the cloudflare provider", () => {
     expect(active.https).toBe(false);
 
     await control(hostname, { ssl: "active" });
-    expect(await until(hostname, (d) => d.https)).toMatchObject({ status: "Active", next_check_at: null });
+    const secured = await until(hostname, (d) => d.https);
+    expect(secured).toMatchObject({ status: "Active" });
+    // From now on it is re-checked at the Active pace (DOMAIN_ACTIVE_RECHECK_SECONDS, 3600).
+    expect(Date.parse(secured.next_check_at!) - Date.parse(secured.last_checked_at!)).toBe(3600_000);
 
     await session.call("DELETE", `/console/api/apps/${app.id}/domains/${hostname}`);
     expect((await control(hostname, {})).status).toBe(404);
+  });
+
+  it("asks Cloudflare nothing while DNS does not name the app (one API quota for the whole service)", async () => {
+    const hostname = "unproven.saas.test";
+    await session.call("POST", `/console/api/apps/${app.id}/domains`, { hostname });
+    stack.dns.set(hostname, [{ type: "CNAME", data: "someone-else.example.test" }]);
+    const failed = await session.call<DomainJson>("POST", `/console/api/apps/${app.id}/domains/${hostname}/verify`);
+    expect(failed).toMatchObject({ status: "Error", reason: `${hostname}: found CNAME someone-else.example.test; expected a CNAME to ${app.subdomain}.localhost` });
+    // The double never heard of it.
+    expect((await control(hostname, {})).status).toBe(404);
+    await session.call("DELETE", `/console/api/apps/${app.id}/domains/${hostname}`);
   });
 
   it("shows a Cloudflare API error as the domain's Error reason", async () => {

@@ -78,7 +78,9 @@ describe("custom domains on wrangler dev, dockerd and the DoH stand-in", () => {
     const order = ["Pending DNS", "Verifying…", "Active"];
     expect(seen.map((s) => order.indexOf(s))).toEqual([...seen.map((s) => order.indexOf(s))].sort());
     expect(seen).not.toContain("Error");
-    expect(last).toMatchObject({ reason: null, https: false, next_check_at: null });
+    expect(last).toMatchObject({ reason: null, https: false });
+    // Active domains go on being re-checked, hourly by default.
+    expect(Date.parse(last.next_check_at!) - Date.parse(last.last_checked_at!)).toBe(3600_000);
 
     // Hosts found routing nowhere are remembered for a few seconds per isolate: allow for that.
     const deadline = Date.now() + 15_000;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { httpdFiles, publishRepository } from "./apps-helpers";
 import { type PageClient, fieldError, inputValue, signedUpPage } from "./console-pages-helpers";
 import { setDns, uniqueHost } from "./domain-helpers";
@@ -28,6 +28,8 @@ async function runningApp(client: PageClient, plan: string): Promise<{ id: strin
   return { id, subdomain };
 }
 
+afterEach(() => void vi.useRealTimers());
+
 describe("console pages: custom domains", { timeout: 30_000 }, () => {
   it("adds a domain, shows it Pending DNS with its record, Verify now gives Error with the reason, a later check Verifying…, Remove after confirming", async () => {
     const client = await signedUpPage(undefined, { credit: 100_000 });
@@ -52,6 +54,12 @@ describe("console pages: custom domains", { timeout: 30_000 }, () => {
     expect(page).toContain(`<code>CNAME</code>`);
     expect(inputValue(page, `dns-target-${hostname.replace(/[^a-z0-9]/g, "-")}`)).toBe(`${subdomain}.localhost`);
     expect(page).toMatch(/<button type="button" class="secondary" data-copy="dns-target-[^"]+" hidden="">Copy<\/button>/);
+    // The TXT record that proves the claim through the shared target, with its own copy buttons.
+    const slug = hostname.replace(/[^a-z0-9]/g, "-");
+    expect(inputValue(page, `dns-txt-name-${slug}`)).toBe(`_cp-challenge.${hostname}`);
+    expect(inputValue(page, `dns-txt-value-${slug}`)).toMatch(/^[0-9a-f]{32}$/);
+    expect(page).toContain(`data-copy="dns-txt-name-${slug}"`);
+    expect(page).toContain(`data-copy="dns-txt-value-${slug}"`);
     expect(page).toContain("data-countdown=");
     expect(page).toContain(`<a href="/console/apps/${id}#domains">Refresh</a>`);
     expect(page).toContain(">Verify now</button>");
@@ -65,6 +73,13 @@ describe("console pages: custom domains", { timeout: 30_000 }, () => {
     expect(failed).toContain(`<p class="domain-reason" role="status">${hostname} has no CNAME record; expected a CNAME to ${subdomain}.localhost</p>`);
 
     await setDns(hostname, [{ type: "CNAME", data: `${subdomain}.localhost` }]);
+    // A second press within 10 s waits: the page says how long, and nothing is checked.
+    await client.post(`/console/apps/${id}/domains/${hostname}/verify`, {});
+    const early = await client.page(`/console/apps/${id}`);
+    expect(flashError(early)).toMatch(new RegExp(`^${hostname.replace(/\./g, "\\.")}: Verify now was pressed too often\\. Wait (10|9) seconds? before pressing it again\\.$`));
+    expect(badge(early, hostname)).toBe("Error");
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + 10_000);
     await client.post(`/console/apps/${id}/domains/${hostname}/verify`, {});
     const verifying = await client.page(`/console/apps/${id}`);
     expect(badge(verifying, hostname)).toBe("Verifying…");

@@ -27,7 +27,7 @@ describe("lookupRecords", () => {
         { name: "web.apps.example.net", type: "AAAA", data: "2001:db8::10" },
       ],
     });
-    expect(lookup.ok && pointsToService(host, lookup.records, { appHostname: "web.apps.example.net", target: "", addresses: [] })).toEqual({ points: true, via: "cname" });
+    expect(lookup.ok && pointsToService(host, lookup.records, { appHostname: "web.apps.example.net", target: "", addresses: [] })).toEqual({ points: true, via: "app" });
   });
 
   it("gives no records for a name that does not exist (NXDOMAIN)", async () => {

@@ -36,6 +36,8 @@ describe("pointsToService", () => {
     ["apex, mixed ours and foreign", "example.com", [a("example.com", "192.0.2.10"), a("example.com", "203.0.113.7")], TT, "example.com: found A 192.0.2.10, A 203.0.113.7; expected A records only to 192.0.2.10, 192.0.2.11"],
     ["apex, foreign AAAA beside our A", "example.com", [a("example.com", "192.0.2.10"), aaaa("example.com", "2001:db8::99")], TT, "example.com: found A 192.0.2.10, AAAA 2001:db8::99; expected A records only to 192.0.2.10, 192.0.2.11"],
     ["apex, nothing", "example.com", [], TT, "example.com has no A or AAAA record; expected A records only to 192.0.2.10, 192.0.2.11"],
+    ["CNAME to another app's hostname", S, [cname(S, "shop.apps.example.net")], TT, `${S}: found CNAME shop.apps.example.net; expected a CNAME to edge.example.net`],
+    ["CNAME to another app's hostname ending in our addresses", S, [cname(S, "shop.apps.example.net"), a("shop.apps.example.net", "192.0.2.10")], TT, `${S}: found CNAME shop.apps.example.net; expected a CNAME to edge.example.net`],
     ["apex without configured addresses asks for a CNAME", "example.com", [a("example.com", "203.0.113.7")], T, `example.com: found A 203.0.113.7; expected a CNAME to ${APP}`],
   ])("%s", (_name, hostname, records, targets, expected) => {
     const result = pointsToService(hostname, records, targets);
@@ -65,5 +67,17 @@ describe("recordToCreate", () => {
   it("is worded as the expectation", () => {
     expect(expectation({ type: "CNAME", name: S, target: APP })).toBe(`a CNAME to ${APP}`);
     expect(expectation({ type: "A", name: "example.com", target: "192.0.2.10" })).toBe("an A record to 192.0.2.10");
+  });
+});
+
+describe("which app the records name", () => {
+  it.each<[string, DnsRecord[], "app" | "shared"]>([
+    ["CNAME to the app's hostname names the app", [cname(S, APP)], "app"],
+    ["a chain through the app's hostname names the app", [cname(S, "www.example.com"), cname("www.example.com", APP), a(APP, "192.0.2.10")], "app"],
+    ["CNAME to the shared target names no app", [cname(S, "edge.example.net")], "shared"],
+    ["the shared addresses name no app", [a(S, "192.0.2.10")], "shared"],
+    ["a chain ending in the shared addresses names no app", [cname(S, "lb.example.com"), a("lb.example.com", "192.0.2.10")], "shared"],
+  ])("%s", (_name, records, via) => {
+    expect(pointsToService(S, records, TT)).toEqual({ points: true, via });
   });
 });

@@ -36,11 +36,12 @@ describe("afterDnsCheck", () => {
 describe("afterVerifyStep", () => {
   it.each([
     ["route not yet in place", "verifying", POINTS, { kind: "pending" }, { status: "verifying", reason: null, putRoute: false, next: "soon" }],
-    ["route established, HTTP only (local)", "verifying", POINTS, { kind: "active", https: false, waitingForCertificate: false }, { status: "active", reason: null, putRoute: false, next: "none", https: false }],
+    ["route established, HTTP only (local)", "verifying", POINTS, { kind: "active", https: false, waitingForCertificate: false }, { status: "active", reason: null, putRoute: false, next: "active", https: false }],
     ["route established, certificate coming", "verifying", POINTS, { kind: "active", https: false, waitingForCertificate: true }, { status: "active", reason: null, putRoute: false, next: "soon", https: false }],
-    ["route and certificate", "verifying", POINTS, { kind: "active", https: true, waitingForCertificate: false }, { status: "active", reason: null, putRoute: false, next: "none", https: true }],
-    ["Active, certificate arrives", "active", POINTS, { kind: "active", https: true, waitingForCertificate: false }, { status: "active", reason: null, putRoute: false, next: "none", https: true }],
+    ["route and certificate", "verifying", POINTS, { kind: "active", https: true, waitingForCertificate: false }, { status: "active", reason: null, putRoute: false, next: "active", https: true }],
+    ["Active, certificate arrives", "active", POINTS, { kind: "active", https: true, waitingForCertificate: false }, { status: "active", reason: null, putRoute: false, next: "active", https: true }],
     ["provider failed", "verifying", POINTS, { kind: "failed", reason: "Cloudflare refused the hostname: 1406 Duplicate custom hostname found." }, { status: "error", reason: "Cloudflare refused the hostname: 1406 Duplicate custom hostname found.", putRoute: false, next: "recheck" }],
+    ["Active re-check, DNS no longer names the app: Error, no longer served", "active", NOT, null, { status: "error", reason: NOT.kind === "not_pointing" ? NOT.reason : "", putRoute: false, next: "recheck" }],
     ["DNS moved away meanwhile", "verifying", NOT, { kind: "pending" }, { status: "error", reason: NOT.kind === "not_pointing" ? NOT.reason : "", putRoute: false, next: "recheck" }],
     ["resolver failed meanwhile", "verifying", FAILED, null, { status: "error", reason: "DNS lookup failed: the resolver answered SERVFAIL", putRoute: false, next: "recheck" }],
   ] as const)("%s", (_name, status, dns, provider, expected) => {

@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { getOwnedApp } from "../../apps/store";
-import { addDomain, removeDomain, verifyDomain, viewAppDomains, viewOne } from "../../domains/service";
+import { addDomain, removeDomain, verifyDomain, verifyWait, verifyWaitMessage, viewAppDomains, viewOne } from "../../domains/service";
 import { getDomain } from "../../domains/store";
 import type { AppEnv } from "../../http/context";
 import { ApiError, notFound } from "../../http/errors";
@@ -35,12 +35,14 @@ export const domainRoutes = new Hono<AppEnv>()
     const app = await ownedApp(c);
     const { hostname } = await readJson(c, AddDomainRequest);
     const { now, uuid } = c.get("deps");
-    const added = await addDomain(c.env, { app, hostname, consoleHost: new URL(c.req.url).host, id: uuid(), now: now() });
+    const added = await addDomain(c.env, { app, hostname, id: uuid(), now: now() });
     if (!added.ok) throw new ApiError(added.code, added.code === "INVALID_REQUEST" ? `hostname: ${added.message}` : added.message);
     return c.json(viewOne(c.env, app, added.domain), 201);
   })
   .post("/:id/domains/:hostname/verify", async (c) => {
     const { app, domain } = await ownedDomain(c);
+    const wait = await verifyWait(c.env, { accountId: c.get("accountId")!, domainId: domain.id, now: c.get("deps").now() });
+    if (wait > 0) throw new ApiError("RATE_LIMIT_EXCEEDED", verifyWaitMessage(wait), { headers: { "Retry-After": String(wait) } });
     return c.json(viewOne(c.env, app, await verifyDomain(c.env, domain)));
   })
   .delete("/:id/domains/:hostname", async (c) => {

@@ -24,7 +24,7 @@ export interface AppPageProps {
   values?: Record<string, string>;
   errors?: FieldErrors;
   /** The Custom domains section: its domains, and the add form as typed with its error. */
-  domains: Pick<DomainsSectionProps, "domains" | "provider" | "recheckSeconds" | "blocked" | "hostname" | "error">;
+  domains: Pick<DomainsSectionProps, "domains" | "provider" | "recheckSeconds" | "expired" | "blocked" | "hostname" | "error">;
   /** The Environment section's rows (as saved, or as typed with their messages) and paste box. */
   envRows: EnvRowsForm;
   envPaste?: EnvPasteForm;

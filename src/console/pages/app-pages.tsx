@@ -6,7 +6,7 @@ import { changeAppSettings, createApp } from "../../apps/service";
 import { AppSettingsRequest, NewAppRequest, PlanRequest } from "../../apps/settings";
 import { type AppRow, getDeploy, getOwnedApp, latestDeploy, listApps, listDeploys, viewApp, viewDeploy } from "../../apps/store";
 import { addRefusal } from "../../domains/refusals";
-import { planChangeBlocked, viewAppDomains } from "../../domains/service";
+import { expiryNotes, planChangeBlocked, viewAppDomains } from "../../domains/service";
 import { readEnv } from "../../envvars/store";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
@@ -56,6 +56,7 @@ export async function appPageProps(
       domains,
       provider: c.get("config").HOSTNAME_PROVIDER,
       recheckSeconds: c.get("config").DOMAIN_RECHECK_SECONDS,
+      expired: await expiryNotes(c.env, row.id, c.get("deps").now()),
       blocked: blocked?.message ?? null,
       ...domainForm,
     },

@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { getOwnedApp } from "../../apps/store";
-import { addDomain, removeDomain, verifyDomain } from "../../domains/service";
+import { addDomain, removeDomain, verifyDomain, verifyWait, verifyWaitMessage } from "../../domains/service";
 import { getDomain } from "../../domains/store";
 import { DOMAIN_BADGES } from "../../domains/states";
 import type { AppEnv } from "../../http/context";
@@ -63,7 +63,7 @@ export const domainPages = new Hono<AppEnv>()
     const form = await readForm(c, HostnameForm);
     const hostname = form.ok ? form.data.hostname : (form.values.hostname ?? "");
     const { now, uuid } = c.get("deps");
-    const added = await addDomain(c.env, { app, hostname, consoleHost: new URL(c.req.url).host, id: uuid(), now: now() });
+    const added = await addDomain(c.env, { app, hostname, id: uuid(), now: now() });
     if (!added.ok) {
       const props = await appPageProps(c, app, { hostname, error: added.message });
       return render(c, <AppPage {...props} />, ERROR_STATUS[added.code] as 400 | 403 | 409);
@@ -74,6 +74,11 @@ export const domainPages = new Hono<AppEnv>()
   })
   .post("/:id/domains/:hostname/verify", async (c) => {
     const { app, domain } = await ownedDomain(c);
+    const wait = await verifyWait(c.env, { accountId: c.get("accountId")!, domainId: domain.id, now: c.get("deps").now() });
+    if (wait > 0) {
+      await setFlash(c, { error: `${domain.hostname}: ${verifyWaitMessage(wait)}` });
+      return c.redirect(domainsPath(app.id), 303);
+    }
     const checked = await verifyDomain(c.env, domain);
     const badge = DOMAIN_BADGES[checked.status];
     await setFlash(

@@ -30,6 +30,7 @@ function DomainItem(props: { appId: string; domain: DomainView; csrfToken: strin
   const id = slug(domain.hostname);
   const base = `/console/apps/${appId}/domains/${encodeURIComponent(domain.hostname)}`;
   const record = domain.dns_record;
+  const proof = domain.verification;
   return (
     <li class="domain" data-domain={domain.hostname}>
       <div class="title-row">
@@ -61,6 +62,36 @@ function DomainItem(props: { appId: string; domain: DomainView; csrfToken: strin
           <dd class="copy-row">
             <input id={`dns-target-${id}`} type="text" readonly value={record.target} aria-label={`DNS record target for ${domain.hostname}`} spellcheck={false} />
             <button type="button" class="secondary" data-copy={`dns-target-${id}`} hidden>
+              Copy
+            </button>
+          </dd>
+        </div>
+      </dl>
+      <p class="hint">
+        If the record above is shared by every app (not this app's own hostname), also create this TXT record, which proves the
+        hostname is this app's:
+      </p>
+      <dl class="facts dns-record verification-record">
+        <div>
+          <dt>Type</dt>
+          <dd>
+            <code>{proof.type}</code>
+          </dd>
+        </div>
+        <div>
+          <dt>Name</dt>
+          <dd class="copy-row">
+            <input id={`dns-txt-name-${id}`} type="text" readonly value={proof.name} aria-label={`TXT record name for ${domain.hostname}`} spellcheck={false} />
+            <button type="button" class="secondary" data-copy={`dns-txt-name-${id}`} hidden>
+              Copy
+            </button>
+          </dd>
+        </div>
+        <div>
+          <dt>Value</dt>
+          <dd class="copy-row">
+            <input id={`dns-txt-value-${id}`} type="text" readonly value={proof.value} aria-label={`TXT record value for ${domain.hostname}`} spellcheck={false} />
+            <button type="button" class="secondary" data-copy={`dns-txt-value-${id}`} hidden>
               Copy
             </button>
           </dd>
@@ -117,6 +148,8 @@ export interface DomainsSectionProps {
   provider: string;
   /** DOMAIN_RECHECK_SECONDS, as the lead sentence says it. */
   recheckSeconds: number;
+  /** One line per claim removed for expiry in the last 30 days. */
+  expired: string[];
   /** Why the app cannot have custom domains now (plan, not running), shown above the form. */
   blocked: string | null;
   hostname?: string;
@@ -138,6 +171,13 @@ export function DomainsSection(props: DomainsSectionProps) {
           <ul class="domains">
             {props.domains.map((domain) => (
               <DomainItem appId={props.appId} domain={domain} csrfToken={props.csrfToken} locale={props.locale} provider={props.provider} />
+            ))}
+          </ul>
+        )}
+        {props.expired.length > 0 && (
+          <ul class="domain-expired">
+            {props.expired.map((note) => (
+              <li class="hint">{note}</li>
             ))}
           </ul>
         )}
