@@ -3,6 +3,9 @@ import { generatedSubdomain } from "./contract/subdomain";
 import type { AppSettingsRequest, NewAppRequest } from "./settings";
 import { type AppRow, getApp, insertApp, isSubdomainTaken, updateAppSettings } from "./store";
 
+/** Two writes racing for one subdomain: the unique index decides, and the loser gets SUBDOMAIN_TAKEN. */
+const isUniqueViolation = (err: unknown) => err instanceof Error && /UNIQUE/i.test(err.message);
+
 /**
  * Creating an app and changing its settings, shared by the console's JSON routes and its pages:
  * the checks that need the records (a subdomain in use, a subdomain fixed by the first deploy).
@@ -36,15 +39,16 @@ export async function createApp(env: Env, input: NewAppRequest & { accountId: st
     });
     return { ok: true, app };
   } catch (err) {
-    // Two creates racing for one subdomain: the unique index decides.
-    if (err instanceof Error && /UNIQUE/i.test(err.message)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
+    if (isUniqueViolation(err)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
     throw err;
   }
 }
 
 /**
  * Saves the settings given (an absent field stays as it is). A new subdomain is refused after the
- * first deploy and when another app has it; blank gives the generated one back.
+ * first deploy and when another app has it; blank gives the generated one back. Run by the app's
+ * AppController with its change mark held, on the record read under that mark, so the first
+ * deploy cannot land between the check and the write.
  */
 export async function changeAppSettings(env: Env, app: AppRow, input: z.output<typeof AppSettingsRequest>): Promise<SettingsOutcome> {
   let subdomain = input.subdomain;
@@ -53,13 +57,21 @@ export async function changeAppSettings(env: Env, app: AppRow, input: z.output<t
     subdomain = subdomain || generatedSubdomain(app.id);
     if (await isSubdomainTaken(env, subdomain, app.id)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
   }
-  await updateAppSettings(env, app.id, {
-    name: input.name,
-    repository: input.repository,
-    branch: input.branch,
-    rootDirectory: input.root_directory,
-    dockerfilePath: input.dockerfile_path,
-    subdomain,
-  });
+  const settings = Object.fromEntries(
+    Object.entries({
+      name: input.name,
+      repository: input.repository,
+      branch: input.branch,
+      rootDirectory: input.root_directory,
+      dockerfilePath: input.dockerfile_path,
+      subdomain,
+    }).filter(([, value]) => value !== undefined),
+  );
+  try {
+    await updateAppSettings(env, app.id, settings);
+  } catch (err) {
+    if (isUniqueViolation(err)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
+    throw err;
+  }
   return { ok: true, app: (await getApp(env, app.id))! };
 }
