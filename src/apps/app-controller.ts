@@ -4,8 +4,8 @@ import { getConfig } from "../config";
 import { log } from "../http/log";
 import { runtimeFromUrl } from "../runtime";
 import type { ContainerRuntime, Instance } from "../runtime/types";
-import { type Control, type ControlDecision, type ControlResult, type DeployResult, DEPLOY_IN_PROGRESS_MESSAGE, DEPLOY_DEADLINE_MS } from "./controls";
-import { type InFlight, type InFlightRecord, NOT_CURRENT, NO_ENGINE, type Refusal, decideControl, nextAlarm, refusal } from "./controls";
+import { type Control, type ControlDecision, type ControlResult, type DeployResult, DEPLOY_IN_PROGRESS_MESSAGE, DEPLOY_DEADLINE_MS, type InFlight } from "./controls";
+import { type InFlightRecord, NOT_CURRENT, NO_ENGINE, type Refusal, decideControl, nextAlarm, refusal } from "./controls";
 import { type SwitchOutcome, launchAndSwitch, liveSpec } from "./launch";
 import type { DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
@@ -16,7 +16,6 @@ import { teardownApp } from "./teardown";
 import { renewIfDue, renewalTime } from "../billing/renewal";
 import { recordDeploy, recordStart, startRefusal, stopColumns } from "../billing/app-events";
 import { type EnvApplyRunner, type EnvSaveResult, ENV_APPLY_DEADLINE_MS, envApplyTimedOut, saveEnvSet } from "../envvars/save";
-export type { ControlResult, DeployResult } from "./controls";
 import type { EnvVariable } from "../envvars/rules";
 import { launchEnv } from "../envvars/store";
 
@@ -44,9 +43,7 @@ export class AppController extends DurableObject<Env> {
     return true;
   }
 
-  #runtime(): ContainerRuntime | null {
-    return runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
-  }
+  #runtime = (): ContainerRuntime | null => runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
 
   /** What is in flight now, for the console (the deploy button's label). */
   inFlight(): InFlight {
@@ -183,11 +180,10 @@ export class AppController extends DurableObject<Env> {
     else await this.ctx.storage.setAlarm(at);
   }
 
-  /** Stop: the app goes offline, settings kept. */
+  /** Stop: the app goes offline, settings kept; billing rule 3's stopped clock starts. */
   stop(input: { appId: string; now: number }): Promise<ControlResult> {
     return this.#engineControl("stop", input, async (app, runtime) => {
       if (app.instanceId) await runtime.stop(app.instanceId);
-      // Billing rule 3: the stopped clock starts with the stop.
       await updateApp(this.env, app.id, stopColumns(app, input.now));
       return { outcome: "done" };
     });

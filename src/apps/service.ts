@@ -20,6 +20,17 @@ export const SUBDOMAIN_FIXED = "The subdomain can only be changed until the firs
 /** The app as saved, or the field that was refused and why. */
 export type SettingsOutcome = { ok: true; app: AppRow } | { ok: false; field: "subdomain"; message: string };
 
+/** The record's columns for the settings' JSON fields (an absent one stays undefined). */
+function sourceColumns<T extends { name?: string; repository?: string; branch?: string; root_directory?: string; dockerfile_path?: string }>(input: T) {
+  return { name: input.name, repository: input.repository, branch: input.branch, rootDirectory: input.root_directory, dockerfilePath: input.dockerfile_path } as {
+    name: T["name"];
+    repository: T["repository"];
+    branch: T["branch"];
+    rootDirectory: T["root_directory"];
+    dockerfilePath: T["dockerfile_path"];
+  };
+}
+
 /** Creates an app (not deployed; the first deploy starts only when Deploy is pressed). */
 export async function createApp(env: Env, input: NewAppRequest & { accountId: string; id: string; now: number }): Promise<SettingsOutcome> {
   const subdomain = input.subdomain ?? generatedSubdomain(input.id);
@@ -28,11 +39,7 @@ export async function createApp(env: Env, input: NewAppRequest & { accountId: st
     const app = await insertApp(env, {
       id: input.id,
       accountId: input.accountId,
-      name: input.name,
-      repository: input.repository,
-      branch: input.branch,
-      rootDirectory: input.root_directory,
-      dockerfilePath: input.dockerfile_path,
+      ...sourceColumns(input),
       subdomain,
       plan: input.plan,
       createdAt: input.now,
@@ -57,16 +64,7 @@ export async function changeAppSettings(env: Env, app: AppRow, input: z.output<t
     subdomain = subdomain || generatedSubdomain(app.id);
     if (await isSubdomainTaken(env, subdomain, app.id)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
   }
-  const settings = Object.fromEntries(
-    Object.entries({
-      name: input.name,
-      repository: input.repository,
-      branch: input.branch,
-      rootDirectory: input.root_directory,
-      dockerfilePath: input.dockerfile_path,
-      subdomain,
-    }).filter(([, value]) => value !== undefined),
-  );
+  const settings = Object.fromEntries(Object.entries({ ...sourceColumns(input), subdomain }).filter(([, value]) => value !== undefined));
   try {
     await updateAppSettings(env, app.id, settings);
   } catch (err) {
