@@ -38,6 +38,8 @@ export default defineConfig(async () => {
             LINK_SIGNING_KEYS: "k2:test-signing-key-2-0123456789abcdefghijkl,k1:test-signing-key-1-0123456789abcdefghijkl",
             ENV_ENCRYPTION_KEY: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
             OPERATOR_TOKEN: "test-operator-token-0123456789abcdefghijkl",
+            // Sequences of the app controls' model-based test (test/integration/app-model.test.ts).
+            MODEL_RUNS: process.env.MODEL_RUNS ?? "200",
           },
         },
       }),

@@ -8,6 +8,8 @@ declare global {
       FORGE_URL: string;
       /** The Cloudflare API test double's base address (test/fakes/fake-cloudflare.ts). */
       CLOUDFLARE_FAKE_URL: string;
+      /** How many sequences the app controls' model-based test runs (MODEL_RUNS, default 200). */
+      MODEL_RUNS: string;
     }
   }
 }

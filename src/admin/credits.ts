@@ -1,12 +1,10 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { eq } from "drizzle-orm";
 import { z } from "zod";
 import { timingSafeEqual } from "../auth/password";
 import { creditOnce } from "../billing/credit-requests";
 import { addCredit, walletBalance } from "../billing/ledger";
-import { database } from "../db/client";
-import { accounts } from "../db/schema";
+import { findAccount } from "../auth/accounts";
 import { ADDRESS_FAILURES, checkAllowance, clientAddress, spendAllowance } from "../http/auth-limits";
 import type { AppEnv } from "../http/context";
 import { ApiError, notFound } from "../http/errors";
@@ -57,10 +55,6 @@ function operatorAuth(): MiddlewareHandler<AppEnv> {
   };
 }
 
-async function findAccount(env: Env, idOrEmail: string): Promise<{ id: string; email: string } | undefined> {
-  const column = idOrEmail.includes("@") ? accounts.email : accounts.id;
-  return database(env).select({ id: accounts.id, email: accounts.email }).from(accounts).where(eq(column, idOrEmail.trim().toLowerCase())).get();
-}
 
 const OPERATOR_BODY_BYTES = 16 * 1024;
 const operatorBodyLimit = bodyLimit({

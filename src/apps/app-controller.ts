@@ -1,66 +1,49 @@
 import { DurableObject } from "cloudflare:workers";
-import { and, eq } from "drizzle-orm";
+import type { z } from "zod";
 import { getConfig } from "../config";
-import { database } from "../db/client";
-import { apps, deploys } from "../db/schema";
-import { removeAppDomains } from "../domains/service";
-import { describeError, log } from "../http/log";
+import { log } from "../http/log";
 import { runtimeFromUrl } from "../runtime";
-import type { Instance } from "../runtime/types";
-import { type Control, type ControlDecision, type InFlight, decideControl } from "./controls";
-import { deleteAppLogs } from "./deploy-log";
-import { APP_ID_LABEL, appImageRepository, launchInstance } from "./launch";
+import type { ContainerRuntime, Instance } from "../runtime/types";
+import { type Control, type ControlDecision, type ControlResult, type DeployResult, DEPLOY_IN_PROGRESS_MESSAGE, DEPLOY_DEADLINE_MS, type InFlight } from "./controls";
+import { type InFlightRecord, NOT_CURRENT, NO_ENGINE, type Refusal, decideControl, nextAlarm, refusal } from "./controls";
+import { type SwitchOutcome, launchAndSwitch, liveSpec } from "./launch";
 import type { DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
-import { type AppRow, getApp } from "./store";
-import { RENEWAL_RETRY_MS, renewIfDue, renewalTime } from "../billing/renewal";
+import { type SettingsOutcome, changeAppSettings } from "./service";
+import type { AppSettingsRequest } from "./settings";
+import { type AppRow, deployById, failDeployRecord, getApp, recordLive, updateApp } from "./store";
+import { teardownApp } from "./teardown";
+import { renewIfDue, renewalTime } from "../billing/renewal";
 import { recordDeploy, recordStart, startRefusal, stopColumns } from "../billing/app-events";
 import { type EnvApplyRunner, type EnvSaveResult, ENV_APPLY_DEADLINE_MS, envApplyTimedOut, saveEnvSet } from "../envvars/save";
 import type { EnvVariable } from "../envvars/rules";
 import { launchEnv } from "../envvars/store";
 
-/** A deploy that has not reported back by then is marked failed (its job crashed or was lost). */
-export const DEPLOY_DEADLINE_MS = 30 * 60 * 1000;
-/** How long the old instance keeps serving requests already sent to it after a switch. */
-export const DRAIN_MS = 2000;
-
-type Refusal =
-  | Extract<ControlDecision, { outcome: "refused" }>
-  | { outcome: "refused"; code: "ENGINE_UNAVAILABLE" | "LAUNCH_FAILED" | "INSUFFICIENT_FUNDS"; message: string };
-export type ControlResult = { outcome: "done" } | Refusal;
-export type DeployResult = { outcome: "started" | "already_deploying"; deployId: string } | Refusal;
-
-interface InFlightRecord {
-  kind: Control | "env";
-  deployId?: string;
-  /** The app, for a variable set being applied (the deadline alarm records its failure). */
-  appId?: string;
-  since: number;
-}
-
-/** SPEC.md, Errors "Console save conflicts": another change being applied. */
-export const DEPLOY_IN_PROGRESS_MESSAGE = "A deployment is in progress. Try again in a moment.";
-
-const NO_ENGINE: Refusal = {
-  outcome: "refused",
-  code: "ENGINE_UNAVAILABLE",
-  message: "No container engine is configured. Set RUNTIME_URL to the Docker Engine API address (npm start does this when Docker runs on the machine).",
-};
-
 /**
- * One per app (named by the app id): the one place where changes to an app are serialised. It
- * keeps what is in flight in its own storage, read and written with the synchronous API so that
- * no other call can slip in between the decision and the mark. D1 stays the record of the app.
+ * One per app (named by the app id): the one path of every change to an app (deploy and its
+ * completion, stop, start, restart, change plan, settings, variables, renewal, delete). What is
+ * in flight is kept in its own storage, read and written with the synchronous API so that no
+ * other call can slip in between the decision and the mark. D1 stays the record of the app.
  */
 export class AppController extends DurableObject<Env> {
   #inFlight(): InFlightRecord | null {
     return this.ctx.storage.kv.get<InFlightRecord>("in_flight") ?? null;
   }
 
-  #clear(deployId?: string): void {
-    const current = this.#inFlight();
-    if (current && (deployId === undefined || current.deployId === deployId)) this.ctx.storage.kv.delete("in_flight");
+  #mark(record: InFlightRecord, appId: string): void {
+    this.ctx.storage.kv.put<InFlightRecord>("in_flight", record);
+    this.ctx.storage.kv.put("app_id", appId);
   }
+
+  /** Clears the mark `record` (a newer one, after its deadline passed, stays); true when cleared. */
+  #clear(record: Pick<InFlightRecord, "kind" | "since" | "deployId">): boolean {
+    const current = this.#inFlight();
+    if (!current || current.kind !== record.kind || current.since !== record.since || current.deployId !== record.deployId) return false;
+    this.ctx.storage.kv.delete("in_flight");
+    return true;
+  }
+
+  #runtime = (): ContainerRuntime | null => runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
 
   /** What is in flight now, for the console (the deploy button's label). */
   inFlight(): InFlight {
@@ -79,8 +62,8 @@ export class AppController extends DurableObject<Env> {
       const decision = decideControl(control, "not_deployed", current);
       if (decision.outcome !== "go") return decision;
     }
-    this.ctx.storage.kv.put<InFlightRecord>("in_flight", { kind: control, deployId: options.deployId, since: now });
-    this.ctx.storage.kv.put("app_id", appId);
+    const mark: InFlightRecord = { kind: control, deployId: options.deployId, since: now };
+    this.#mark(mark, appId);
     let keep = false;
     try {
       const app = await getApp(this.env, appId);
@@ -89,91 +72,66 @@ export class AppController extends DurableObject<Env> {
       if (decision.outcome !== "go") return decision;
       const result = await run(app);
       // A refused run (no funds, no engine) leaves nothing in flight.
-      keep = options.keepMark === true && !isRefusal(result);
+      keep = options.keepMark === true && (result as { outcome?: string }).outcome !== "refused";
       return result;
     } finally {
-      if (!keep) this.#clear();
+      if (!keep) this.#clear(mark);
     }
   }
 
-  /**
-   * Deploy / Redeploy: records the deploy and queues its job; the mark stays until the job
-   * reports back (completeDeploy / failDeploy) or the deadline alarm fires.
-   */
+  /** Deploy / Redeploy: records the deploy and queues its job; the mark stays until the job reports back or its deadline passes. */
   async deploy(input: { appId: string; deployId: string; now: number }): Promise<DeployResult> {
-    const result = await this.#control(
+    return this.#control(
       "deploy",
       input.appId,
       input.now,
       async (app) => {
-        // Billing rules 1-2: the first deploy is charged before the build starts, or refused. With
-        // no engine configured the deploy fails at once, the service's fault: nothing is charged.
-        const engine = getConfig(this.env).RUNTIME_URL !== "";
-        const billed = await recordDeploy(this.env, app, input.deployId, input.now, { charge: engine });
-        if (!billed.ok) return { outcome: "refused" as const, code: billed.code, message: billed.message };
+        // Billing: the first deploy, or one that would run an app whose paid period has ended, is
+        // charged before the build starts, or refused. With no engine configured the deploy fails
+        // at once, the service's fault: nothing is charged.
+        const billed = await recordDeploy(this.env, app, input.deployId, input.now, { charge: this.#runtime() !== null });
+        if (!billed.ok) return refusal(billed);
         await this.env.DEPLOY_JOBS.send({ appId: app.id, deployId: input.deployId } satisfies DeployJobMessage);
         await this.#reschedule(input.now);
         return { outcome: "started" as const, deployId: input.deployId };
       },
       { deployId: input.deployId, keepMark: true },
     );
-    return result;
   }
 
   /**
-   * The deploy job's new instance answered: switch traffic to it in one D1 batch (the deploy
-   * live, the one before superseded, the app running on the new instance). Returns the instance
-   * that served before, for the job to stop once it has drained; null when the deploy is no
-   * longer the one in flight (it was already marked failed).
+   * The deploy's switch: the deploy goes live and the app moves to its new instance, as a
+   * compare-and-set on `replaces`, the instance the job found serving. `instance: null` is a
+   * deploy of a stopped app: built only, the app stays stopped and Start runs the new version.
+   * Not switched when the deploy is no longer the one in flight (failed meanwhile, app deleted).
    */
-  async completeDeploy(input: { deployId: string; instance: Instance; envVersion: number; now: number }): Promise<{ previous: { instanceId: string | null; image: string | null } } | null> {
+  async completeDeploy(input: { deployId: string; instance: Instance | null; replaces: string | null; envVersion: number; now: number }): Promise<SwitchOutcome> {
     const current = this.#inFlight();
-    if (current?.kind !== "deploy" || current.deployId !== input.deployId) return null;
-    const db = database(this.env);
-    const deploy = await db.select().from(deploys).where(eq(deploys.id, input.deployId)).get();
+    if (current?.kind !== "deploy" || current.deployId !== input.deployId) return { switched: false, reason: "the deploy was no longer current." };
+    const deploy = await deployById(this.env, input.deployId);
     const app = deploy && (await getApp(this.env, deploy.appId));
-    if (!deploy || !app) {
-      this.#clear(input.deployId);
-      return null;
+    let outcome: SwitchOutcome = { switched: false, reason: "the app was deleted." };
+    if (deploy && app) {
+      const set = input.instance
+        ? { status: "running" as const, instanceId: input.instance.id, instanceUrl: input.instance.url, envAppliedVersion: input.envVersion }
+        : {};
+      const builtOnly = input.instance === null && app.status === "stopped";
+      outcome =
+        (input.instance !== null || builtOnly) && (await recordLive(this.env, deploy, app, set, input.replaces, input.now))
+          ? { switched: true, replaced: { instanceId: builtOnly ? null : app.instanceId, image: builtOnly ? null : app.image, serving: app.status === "running" } }
+          : { switched: false, reason: NOT_CURRENT };
     }
-    const statements = [
-      db.update(deploys).set({ status: "live", finishedAt: input.now, instanceId: input.instance.id }).where(eq(deploys.id, deploy.id)),
-      db
-        .update(apps)
-        .set({
-          status: "running",
-          instanceId: input.instance.id,
-          instanceUrl: input.instance.url,
-          image: deploy.image,
-          liveDeployId: deploy.id,
-          port: deploy.port,
-          portSource: deploy.portSource,
-          portReason: deploy.portReason,
-          envAppliedVersion: input.envVersion,
-        })
-        .where(eq(apps.id, app.id)),
-    ] as const;
-    await db.batch(
-      app.liveDeployId
-        ? [...statements, db.update(deploys).set({ status: "superseded" }).where(and(eq(deploys.id, app.liveDeployId), eq(deploys.status, "live")))]
-        : statements,
-    );
-    this.#clear(input.deployId);
+    this.#clear(current);
     await this.#reschedule(Date.now());
-    return { previous: { instanceId: app.instanceId, image: app.image } };
+    return outcome;
   }
 
   /** The deploy failed: recorded with its interpretation; a never-started app becomes `failed`. */
   async failDeploy(input: { deployId: string; failure: { kind: string; message: string }; now: number }): Promise<void> {
-    const db = database(this.env);
-    const deploy = await db.select().from(deploys).where(eq(deploys.id, input.deployId)).get();
-    if (deploy && (deploy.status === "building" || deploy.status === "starting")) {
-      await db.batch([
-        db.update(deploys).set({ status: "failed", finishedAt: input.now, failure: input.failure }).where(eq(deploys.id, deploy.id)),
-        db.update(apps).set({ status: "failed" }).where(and(eq(apps.id, deploy.appId), eq(apps.status, "not_deployed"))),
-      ]);
-    }
-    this.#clear(input.deployId);
+    const deploy = await deployById(this.env, input.deployId);
+    if (deploy) await failDeployRecord(this.env, deploy, input.failure, input.now);
+    const current = this.#inFlight();
+    if (current?.kind === "deploy" && current.deployId === input.deployId) this.#clear(current);
     await this.#reschedule(Date.now());
   }
 
@@ -184,13 +142,14 @@ export class AppController extends DurableObject<Env> {
   /**
    * The alarm's work at `now`: a deploy or variable switch that never reported back by its deadline
    * is failed (so the app is never left `Deploying…`), and a paid period that has ended is renewed
-   * (src/billing/renewal.ts). Then the next alarm is set for whichever comes first.
+   * under the change mark like any other change (src/billing/renewal.ts). Then the next alarm is
+   * set for whichever comes first.
    */
   async tick(now: number): Promise<void> {
     const current = this.#inFlight();
     if (current?.kind === "env" && now >= current.since + ENV_APPLY_DEADLINE_MS) {
       if (current.appId) await envApplyTimedOut(this.env, current.appId, now);
-      this.#clear();
+      this.#clear(current);
     } else if (current?.kind === "deploy" && current.deployId && now >= current.since + DEPLOY_DEADLINE_MS) {
       log("warn", "deploy passed its deadline; marked failed", { deploy_id: current.deployId });
       await this.failDeploy({
@@ -200,57 +159,51 @@ export class AppController extends DurableObject<Env> {
       });
     }
     const appId = this.ctx.storage.kv.get<string>("app_id");
-    if (appId && !this.#inFlight()) await renewIfDue(this.env, appId, now, runtimeFromUrl(getConfig(this.env).RUNTIME_URL));
+    if (appId && !this.#inFlight()) {
+      const mark: InFlightRecord = { kind: "renew", since: now };
+      this.#mark(mark, appId);
+      try {
+        await renewIfDue(this.env, appId, now, this.#runtime());
+      } finally {
+        this.#clear(mark);
+      }
+    }
     await this.#reschedule(now);
   }
 
-  /**
-   * One alarm for everything timed: the in-flight change's deadline and the end of the paid period
-   * of a running app. A renewal that falls due while a change is in flight waits for it.
-   */
+  /** One alarm for everything timed (controls.ts nextAlarm). */
   async #reschedule(now: number): Promise<void> {
-    const times: number[] = [];
-    const current = this.#inFlight();
-    if (current?.kind === "deploy") times.push(current.since + DEPLOY_DEADLINE_MS);
-    if (current?.kind === "env") times.push(current.since + ENV_APPLY_DEADLINE_MS);
     const appId = this.ctx.storage.kv.get<string>("app_id");
     const app = appId ? await getApp(this.env, appId) : undefined;
-    const renewAt = app ? renewalTime(app) : null;
-    if (renewAt !== null) times.push(current ? Math.max(renewAt, now + RENEWAL_RETRY_MS) : renewAt);
-    if (times.length === 0) await this.ctx.storage.deleteAlarm();
-    else await this.ctx.storage.setAlarm(Math.min(...times));
+    const at = nextAlarm(this.#inFlight(), app ? renewalTime(app) : null, now);
+    if (at === null) await this.ctx.storage.deleteAlarm();
+    else await this.ctx.storage.setAlarm(at);
   }
 
-  /** Stop: the app goes offline, settings kept. */
+  /** Stop: the app goes offline, settings kept; billing rule 3's stopped clock starts. */
   stop(input: { appId: string; now: number }): Promise<ControlResult> {
     return this.#engineControl("stop", input, async (app, runtime) => {
       if (app.instanceId) await runtime.stop(app.instanceId);
-      // Billing rule 3: the stopped clock starts with the stop.
-      await database(this.env).update(apps).set(stopColumns(app, input.now)).where(eq(apps.id, app.id));
+      await updateApp(this.env, app.id, stopColumns(app, input.now));
       return { outcome: "done" };
     });
   }
 
-  /** Start: the app returns on its current plan, as a new instance of the same image. */
+  /** Start: the app returns on its current plan, as a new instance of its live image (the last one built). */
   start(input: { appId: string; now: number }): Promise<ControlResult> {
     return this.#engineControl("start", input, async (app, runtime) => {
-      // Billing rule 4 (or a fresh period after a renewal could not be paid): refused before anything runs.
+      // Billing rule 4 (or a fresh month once the period has ended): refused before anything runs.
       const affordable = await startRefusal(this.env, app, input.now);
-      if (!affordable.ok) return { outcome: "refused", code: affordable.code, message: affordable.message };
-      const launched = await this.#launch(app, runtime, app.plan as PlanId);
-      if (!launched.ok) return launched.refusal;
-      const billed = await recordStart(this.env, app, input.now, {
-        instanceId: launched.instance.id,
-        instanceUrl: launched.instance.url,
-        envAppliedVersion: launched.envVersion,
+      if (!affordable.ok) return refusal(affordable);
+      let refused: Refusal | null = null;
+      const result = await this.#relaunch(app, runtime, app.plan as PlanId, async (instance, envVersion) => {
+        const billed = await recordStart(this.env, app, input.now, { instanceId: instance.id, instanceUrl: instance.url, envAppliedVersion: envVersion });
+        if (billed === "not_switched") return { switched: false, reason: NOT_CURRENT };
+        if (!billed.ok) return (refused = refusal(billed)), { switched: false, reason: billed.message };
+        return { switched: true, replaced: { instanceId: app.instanceId, image: null, serving: false } };
       });
-      if (!billed.ok) {
-        await runtime.remove(launched.instance.id).catch(() => undefined);
-        return { outcome: "refused", code: billed.code, message: billed.message };
-      }
-      await this.#reschedule(input.now);
-      if (app.instanceId) await runtime.remove(app.instanceId).catch(() => undefined);
-      return { outcome: "done" };
+      if (result.outcome === "done") await this.#reschedule(input.now);
+      return refused ?? result;
     });
   }
 
@@ -259,130 +212,84 @@ export class AppController extends DurableObject<Env> {
     return this.#engineControl("restart", input, async (app, runtime) => {
       if (!app.instanceId) return { outcome: "refused", code: "INVALID_STATE", message: "The app has no instance to restart." };
       const instance = await runtime.restart(app.instanceId);
-      await database(this.env).update(apps).set({ instanceUrl: instance.url }).where(eq(apps.id, app.id));
+      await updateApp(this.env, app.id, { instanceUrl: instance.url });
       return { outcome: "done" };
     });
   }
 
-  /**
-   * Change plan: a running app moves to a new instance with the plan's limits (traffic switches
-   * once it answers; the old one stops after draining); a stopped or undeployed app only records
-   * the plan, applied at its next start or deploy.
-   */
+  /** Change plan: a running app moves to a new instance with the plan's limits; any other only records the plan. */
   changePlan(input: { appId: string; plan: PlanId; now: number }): Promise<ControlResult> {
     return this.#control("plan", input.appId, input.now, async (app): Promise<ControlResult> => {
-      const db = database(this.env);
       if (app.status !== "running" || !app.image) {
-        await db.update(apps).set({ plan: input.plan }).where(eq(apps.id, app.id));
+        await updateApp(this.env, app.id, { plan: input.plan });
         return { outcome: "done" };
       }
-      const runtime = runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
+      const runtime = this.#runtime();
       if (!runtime) return NO_ENGINE;
-      const launched = await this.#launch(app, runtime, input.plan);
-      if (!launched.ok) return launched.refusal;
-      await db
-        .update(apps)
-        .set({ plan: input.plan, instanceId: launched.instance.id, instanceUrl: launched.instance.url, envAppliedVersion: launched.envVersion })
-        .where(eq(apps.id, app.id));
-      if (app.instanceId) await this.#retire(runtime, app.instanceId);
-      return { outcome: "done" };
+      return this.#relaunch(app, runtime, input.plan, async (instance, envVersion) =>
+        (await updateApp(this.env, app.id, { plan: input.plan, instanceId: instance.id, instanceUrl: instance.url, envAppliedVersion: envVersion }, { instanceId: app.instanceId }))
+          ? { switched: true, replaced: { instanceId: app.instanceId, image: null, serving: true } }
+          : { switched: false, reason: NOT_CURRENT },
+      );
     }) as Promise<ControlResult>;
+  }
+
+  /** Settings (name, repository, build paths, subdomain): checked against the record as it is now, with the mark held. */
+  changeSettings(input: { appId: string; settings: z.output<typeof AppSettingsRequest>; now: number }): Promise<SettingsOutcome | Refusal> {
+    return this.#control("settings", input.appId, input.now, (app) => changeAppSettings(this.env, app, input.settings)) as Promise<SettingsOutcome | Refusal>;
   }
 
   /**
    * Saves an app's whole variable set (SPEC.md, contract item 6, save conflicts): refused while any
-   * change is in flight; the mark is taken synchronously before anything is read, so two saves
-   * never interleave. When the app is serving, a new instance with the new set takes over in the
-   * background and the mark stays until it has (or has failed; the old instance then keeps serving).
-   * The background run keeps the object alive (compatibility date 2026-10-01 or later: pending
-   * waitUntil promises and timers prevent eviction); the deadline alarm covers a run lost anyway.
+   * change is in flight. When the app is serving, a new instance with the new set takes over in the
+   * background (waitUntil keeps the object alive) and the mark stays until it has or has failed;
+   * the deadline alarm covers a run lost anyway.
    */
   async saveEnv(input: { appId: string; version: number; variables: EnvVariable[]; now: number }): Promise<EnvSaveResult> {
     if (this.#inFlight()) return { outcome: "refused", code: "DEPLOY_IN_PROGRESS", message: DEPLOY_IN_PROGRESS_MESSAGE };
     const mark: InFlightRecord = { kind: "env", appId: input.appId, since: input.now };
-    this.ctx.storage.kv.put<InFlightRecord>("in_flight", mark);
-    this.ctx.storage.kv.put("app_id", input.appId);
+    this.#mark(mark, input.appId);
     let apply: EnvApplyRunner | null = null;
     try {
-      const saved = await saveEnvSet(this.env, input, { drainMs: DRAIN_MS });
+      const saved = await saveEnvSet(this.env, input);
       if ("apply" in saved) apply = saved.apply;
       return saved.outcome === "saved" ? { outcome: "saved", version: saved.version, effect: saved.effect } : saved;
     } finally {
       if (apply) {
         await this.#reschedule(input.now);
-        this.ctx.waitUntil(apply().then(() => this.#endEnvApply(mark)));
-      } else this.#clearEnv(mark);
+        this.ctx.waitUntil(apply().then(async () => void (this.#clear(mark) && (await this.#reschedule(Date.now())))));
+      } else this.#clear(mark);
     }
-  }
-
-  /** Clears the mark of a variable save, unless it already gave way (its deadline passed meanwhile). */
-  #clearEnv(mark: InFlightRecord): boolean {
-    const current = this.#inFlight();
-    if (current?.kind !== "env" || current.since !== mark.since) return false;
-    this.ctx.storage.kv.delete("in_flight");
-    return true;
-  }
-
-  /** The switch ended: its mark is cleared (unless its deadline already passed) and the alarm set for what is left. */
-  async #endEnvApply(mark: InFlightRecord): Promise<void> {
-    if (this.#clearEnv(mark)) await this.#reschedule(Date.now());
   }
 
   /** Delete: instance, images, logs and record removed; cannot be undone. */
   async delete(input: { appId: string; now: number }): Promise<ControlResult> {
     const result = (await this.#control("delete", input.appId, input.now, async (app): Promise<ControlResult> => {
-      const runtime = runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
-      const db = database(this.env);
-      const images = await db.select({ image: deploys.image, instanceId: deploys.instanceId }).from(deploys).where(eq(deploys.appId, app.id));
-      if (runtime) {
-        // What the records name, and what the engine itself holds for the app: an old instance
-        // whose removal after a switch never ran (its job or object was interrupted while it
-        // drained) is named by no record.
-        const [running, tagged] = await Promise.all([runtime.instances({ [APP_ID_LABEL]: app.id }), runtime.images(appImageRepository(app.id))]);
-        for (const id of new Set([app.instanceId, ...images.map((d) => d.instanceId), ...running])) if (id) await runtime.remove(id);
-        for (const image of new Set([app.image, ...images.map((d) => d.image), ...tagged])) if (image) await runtime.removeImage(image);
-      }
-      await deleteAppLogs(this.env.LOGS, app.id);
-      await removeAppDomains(this.env, app.id);
-      await db.delete(apps).where(eq(apps.id, app.id));
+      await teardownApp(this.env, app, this.#runtime());
       return { outcome: "done" };
     })) as ControlResult;
     if (result.outcome === "done") await this.ctx.storage.deleteAll();
     return result;
   }
 
-  #engineControl(control: "stop" | "start" | "restart", input: { appId: string; now: number }, run: (app: AppRow, runtime: NonNullable<ReturnType<typeof runtimeFromUrl>>) => Promise<ControlResult>): Promise<ControlResult> {
+  #engineControl(control: "stop" | "start" | "restart", input: { appId: string; now: number }, run: (app: AppRow, runtime: ContainerRuntime) => Promise<ControlResult>): Promise<ControlResult> {
     return this.#control(control, input.appId, input.now, async (app) => {
-      const runtime = runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
+      const runtime = this.#runtime();
       if (!runtime) return NO_ENGINE;
       return run(app, runtime);
     }) as Promise<ControlResult>;
   }
 
-  async #launch(app: AppRow, runtime: NonNullable<ReturnType<typeof runtimeFromUrl>>, plan: PlanId): Promise<{ ok: true; instance: Instance; envVersion: number } | { ok: false; refusal: Refusal }> {
-    if (!app.image || app.port === null || !app.liveDeployId) {
-      return { ok: false, refusal: { outcome: "refused", code: "INVALID_STATE", message: "The app has no built image yet. Deploy it first." } };
-    }
+  /** A new instance of the app's live image on `plan`, through the one launch-and-switch. */
+  async #relaunch(app: AppRow, runtime: ContainerRuntime, plan: PlanId, switchTo: (instance: Instance, envVersion: number) => Promise<SwitchOutcome>): Promise<ControlResult> {
     const variables = await launchEnv(this.env, app.id);
-    const launched = await launchInstance(
-      runtime,
-      { appId: app.id, image: app.image, port: app.port, portReason: app.portReason ?? "", plan, env: variables.env, deployId: app.liveDeployId },
-      { probeTimeoutSeconds: getConfig(this.env).PROBE_TIMEOUT_SECONDS },
-    );
-    if (launched.ok) return { ...launched, envVersion: variables.version };
-    log("warn", "instance launch failed", { app_id: app.id, kind: launched.kind });
-    return { ok: false, refusal: { outcome: "refused", code: "LAUNCH_FAILED", message: launched.message } };
+    const spec = liveSpec(app, plan, variables.env);
+    if (!spec) return { outcome: "refused", code: "INVALID_STATE", message: "The app has no built image yet. Deploy it first." };
+    const outcome = await launchAndSwitch({ runtime, spec, probeTimeoutSeconds: getConfig(this.env).PROBE_TIMEOUT_SECONDS, switchTo: (instance) => switchTo(instance, variables.version) });
+    if (outcome.ok) return { outcome: "done" };
+    log("warn", "instance launch failed", { app_id: app.id, kind: outcome.kind });
+    return { outcome: "refused", code: "LAUNCH_FAILED", message: outcome.message };
   }
-
-  /** Stops and removes an instance that no longer serves, after requests already sent to it end. */
-  async #retire(runtime: NonNullable<ReturnType<typeof runtimeFromUrl>>, instanceId: string): Promise<void> {
-    await new Promise((r) => setTimeout(r, DRAIN_MS));
-    await runtime.remove(instanceId).catch((err: unknown) => log("warn", "old instance not removed", { instance_id: instanceId, ...describeError(err) }));
-  }
-}
-
-function isRefusal(result: unknown): boolean {
-  return typeof result === "object" && result !== null && (result as { outcome?: string }).outcome === "refused";
 }
 
 /** The controller of an app. */

@@ -1,14 +1,19 @@
 import type { AppStatus } from "../db/schema";
+import { RENEWAL_RETRY_MS } from "../billing/renewal";
+import { ENV_APPLY_DEADLINE_MS } from "../envvars/save";
 
 /**
  * SPEC.md, App controls: which control applies to which app state, and what a control pressed
  * while another change is in flight gets. Pure: the AppController asks it before doing anything.
  */
-export const CONTROLS = ["deploy", "stop", "start", "restart", "plan", "delete"] as const;
+export const CONTROLS = ["deploy", "stop", "start", "restart", "plan", "settings", "delete"] as const;
 export type Control = (typeof CONTROLS)[number];
 
-/** What the controller knows is being applied to the app right now (`env`: a saved variable set). */
-export type InFlight = { kind: Control | "env"; deployId?: string } | null;
+/**
+ * What the controller knows is being applied to the app right now (`env`: a saved variable set;
+ * `renew`: the renewal of its paid period).
+ */
+export type InFlight = { kind: Control | "env" | "renew"; deployId?: string } | null;
 
 export type ControlDecision =
   | { outcome: "go" }
@@ -46,4 +51,44 @@ export function decideControl(control: Control, status: AppStatus, inFlight: InF
 export function deployLabel(status: AppStatus, deploying: boolean): "Deploy" | "Redeploy" | "Deploying…" {
   if (deploying) return "Deploying…";
   return status === "not_deployed" ? "Deploy" : "Redeploy";
+}
+
+/** A deploy that has not reported back by then is marked failed (its job crashed or was lost). */
+export const DEPLOY_DEADLINE_MS = 30 * 60 * 1000;
+
+export type Refusal =
+  | Extract<ControlDecision, { outcome: "refused" }>
+  | { outcome: "refused"; code: "ENGINE_UNAVAILABLE" | "LAUNCH_FAILED" | "INSUFFICIENT_FUNDS"; message: string };
+export type ControlResult = { outcome: "done" } | Refusal;
+export type DeployResult = { outcome: "started" | "already_deploying"; deployId: string } | Refusal;
+
+export interface InFlightRecord {
+  kind: NonNullable<InFlight>["kind"];
+  deployId?: string;
+  /** The app, for a variable set being applied (the deadline alarm records its failure). */
+  appId?: string;
+  since: number;
+}
+
+/** SPEC.md, Errors "Console save conflicts": another change being applied. */
+export const DEPLOY_IN_PROGRESS_MESSAGE = "A deployment is in progress. Try again in a moment.";
+
+export const NO_ENGINE: Refusal = {
+  outcome: "refused",
+  code: "ENGINE_UNAVAILABLE",
+  message: "No container engine is configured. Set RUNTIME_URL to the Docker Engine API address (npm start does this when Docker runs on the machine).",
+};
+export const NOT_CURRENT = "another change to the app took over while this instance started.";
+export const refusal = (billed: { code: "INSUFFICIENT_FUNDS"; message: string }): Refusal => ({ outcome: "refused", code: billed.code, message: billed.message });
+
+/**
+ * When the controller's one alarm fires next: the in-flight change's deadline, or the renewal of a
+ * running app's paid period (`renewAt`), which waits while a change is in flight. Null: none.
+ */
+export function nextAlarm(current: Pick<InFlightRecord, "kind" | "since"> | null, renewAt: number | null, now: number): number | null {
+  const times: number[] = [];
+  if (current?.kind === "deploy") times.push(current.since + DEPLOY_DEADLINE_MS);
+  if (current?.kind === "env") times.push(current.since + ENV_APPLY_DEADLINE_MS);
+  if (renewAt !== null) times.push(current ? Math.max(renewAt, now + RENEWAL_RETRY_MS) : renewAt);
+  return times.length === 0 ? null : Math.min(...times);
 }

@@ -1,19 +1,16 @@
-import { and, eq, inArray } from "drizzle-orm";
 import { getConfig } from "../config";
-import { database } from "../db/client";
-import { deploys } from "../db/schema";
 import { describeError, log } from "../http/log";
 import { runtimeFromUrl } from "../runtime";
-import { type ContainerRuntime, type Instance, RuntimeUnavailableError } from "../runtime/types";
+import { type ContainerRuntime, RuntimeUnavailableError } from "../runtime/types";
 import { fetchAndBuild } from "../source/build-step";
-import { DRAIN_MS, appController } from "./app-controller";
+import { appController } from "./app-controller";
 import { missingBuildFileMessage, resolveBuildFile } from "./contract/build-file";
-import { probedPort } from "./contract/expose";
+import { type ProbedPort, probedPort } from "./contract/expose";
 import { DeployLog, deployLogKey } from "./deploy-log";
-import { appImageRepository, launchInstance } from "./launch";
-import type { DeployJobMessage } from "./messages";
+import { appImageRepository, launchAndSwitch } from "./launch";
+import { BUILT_STOPPED, type DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
-import { type AppRow, type DeployRow, claimDeployBuild, deployBuildAliveAt, getApp, refreshDeployBuild } from "./store";
+import { type AppRow, type DeployRow, claimDeployBuild, deployBuildAliveAt, deployById, getApp, refreshDeployBuild, updateRunningDeploy } from "./store";
 import { launchEnv } from "../envvars/store";
 
 /** `max_retries` of the deploy-jobs consumer in wrangler.toml. */
@@ -61,15 +58,14 @@ export async function handleDeployBatch(batch: MessageBatch<unknown>, env: Env, 
 export async function runDeployJob(env: Env, message: Message<DeployJobMessage>, options: DeployJobOptions): Promise<void> {
   const { appId, deployId } = message.body;
   const fields = { app_id: appId, deploy_id: deployId, attempt: message.attempts };
-  const db = database(env);
-  const deploy = await db.select().from(deploys).where(eq(deploys.id, deployId)).get();
+  const deploy = await deployById(env, deployId);
   const app = await getApp(env, appId);
   if (!deploy || !app || (deploy.status !== "building" && deploy.status !== "starting")) {
     log("info", "deploy job has nothing to do", fields);
     message.ack();
     return;
   }
-  await db.update(deploys).set({ status: "building", attempts: message.attempts }).where(eq(deploys.id, deployId));
+  await updateRunningDeploy(env, deployId, { status: "building", attempts: message.attempts });
   const deployLog = new DeployLog(env.LOGS, deployLogKey(appId, deployId), options.now);
   const controller = appController(env, appId);
   const fail = async (failure: Failure) => {
@@ -86,23 +82,17 @@ export async function runDeployJob(env: Env, message: Message<DeployJobMessage>,
       message.ack();
       return;
     }
-    const outcome = await buildAndLaunch(env, runtime, app, deploy, deployLog, options);
-    if (!outcome.ok) {
-      await fail(outcome.failure);
+    const built = await buildImage(env, runtime, app, deploy, deployLog, options);
+    if (!built.ok) {
+      await fail(built.failure);
       message.ack();
       return;
     }
-    const switched = await controller.completeDeploy({ deployId, instance: outcome.instance, envVersion: outcome.envVersion, now: options.now() });
-    if (!switched) {
-      // Nothing will serve from this deploy (it was failed meanwhile, or the app deleted): its
-      // instance and image go, or they would outlive the records that could find them.
-      await deployLog.step("The deploy was no longer current; its instance and image were removed");
-      await runtime.remove(outcome.instance.id).catch(() => undefined);
-      await runtime.removeImage(outcome.image).catch(() => undefined);
-    } else {
-      await deployLog.step(`Live: traffic switched to instance ${outcome.instance.id.slice(0, 12)}`);
-      await deployLog.flush();
-      await retire(runtime, switched.previous, outcome.image, deployLog);
+    const outcome = await runBuilt(env, runtime, appId, deployId, built, deployLog, options);
+    if (outcome) {
+      await fail(outcome);
+      message.ack();
+      return;
     }
     await deployLog.flush();
     log("info", "deploy live", fields);
@@ -124,9 +114,47 @@ export async function runDeployJob(env: Env, message: Message<DeployJobMessage>,
   }
 }
 
-type BuildOutcome = { ok: true; instance: Instance; image: string; envVersion: number } | { ok: false; failure: Failure };
+type BuildOutcome = { ok: true; image: string; port: ProbedPort } | { ok: false; failure: Failure };
 
-async function buildAndLaunch(env: Env, runtime: ContainerRuntime, app: AppRow, deploy: DeployRow, deployLog: DeployLog, options: DeployJobOptions): Promise<BuildOutcome> {
+/**
+ * The built image goes live. A stopped app stays stopped (billing: nothing runs unpaid; Start runs
+ * this version); otherwise the one launch-and-switch starts it, its switch a compare-and-set on the
+ * instance that serves now. A failure to report, or undefined.
+ */
+async function runBuilt(env: Env, runtime: ContainerRuntime, appId: string, deployId: string, built: Extract<BuildOutcome, { ok: true }>, deployLog: DeployLog, options: DeployJobOptions): Promise<Failure | undefined> {
+  const controller = appController(env, appId);
+  const app = await getApp(env, appId);
+  if (app?.status === "stopped") {
+    const done = await controller.completeDeploy({ deployId, instance: null, replaces: app.instanceId, envVersion: app.envAppliedVersion, now: options.now() });
+    if (done.switched) return void (await deployLog.step(BUILT_STOPPED));
+  } else if (app) {
+    const variables = await launchEnv(env, appId);
+    const replaces = app.instanceId;
+    const outcome = await launchAndSwitch({
+      runtime,
+      spec: { appId, image: built.image, port: built.port.port, portReason: built.port.reason, plan: app.plan as PlanId, env: variables.env, deployId },
+      probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
+      log: (text) => deployLog.append(text),
+      switchTo: async (instance) => {
+        const output = await runtime.logs(instance.id, { tail: 50 }).catch(() => "");
+        if (output) await deployLog.append(`Instance output:\n${output.replace(/\n$/, "")}`);
+        return controller.completeDeploy({ deployId, instance, replaces, envVersion: variables.version, now: options.now() });
+      },
+    });
+    if (outcome.ok) return undefined;
+    if (outcome.kind !== "not_switched") {
+      await runtime.removeImage(built.image).catch(() => undefined);
+      return { kind: outcome.kind, message: outcome.message };
+    }
+  }
+  // Nothing will serve from this deploy (it was failed meanwhile, or the app deleted): its image
+  // goes, or it would outlive the records that could find it.
+  await deployLog.step("The deploy was no longer current; its image was removed");
+  await runtime.removeImage(built.image).catch(() => undefined);
+  return undefined;
+}
+
+async function buildImage(env: Env, runtime: ContainerRuntime, app: AppRow, deploy: DeployRow, deployLog: DeployLog, options: DeployJobOptions): Promise<BuildOutcome> {
   const config = getConfig(env);
   const buildFile = resolveBuildFile(app.rootDirectory, app.dockerfilePath);
   if (!buildFile.ok) return { ok: false, failure: { kind: "invalid_settings", message: buildFile.message } };
@@ -162,35 +190,10 @@ async function buildAndLaunch(env: Env, runtime: ContainerRuntime, app: AppRow, 
   const port = probedPort(built.dockerfile);
   await deployLog.step(`Image built; port ${port.port} (${port.reason})`);
   // Only a deploy still in flight moves on: one failed meanwhile (dead-letter queue, deadline) stays failed.
-  const current = await database(env)
-    .update(deploys)
-    .set({ status: "starting", image: build.image, port: port.port, portSource: port.source, portReason: port.reason })
-    .where(and(eq(deploys.id, deploy.id), inArray(deploys.status, ["building", "starting"])))
-    .returning({ id: deploys.id });
-  if (current.length === 0) {
+  const current = await updateRunningDeploy(env, deploy.id, { status: "starting", image: build.image, port: port.port, portSource: port.source, portReason: port.reason });
+  if (!current) {
     await runtime.removeImage(build.image).catch(() => undefined);
     return { ok: false, failure: { kind: "interrupted", message: "The deploy was ended before it finished." } };
   }
-  const variables = await launchEnv(env, app.id);
-  const launched = await launchInstance(
-    runtime,
-    { appId: app.id, image: build.image, port: port.port, portReason: port.reason, plan: app.plan as PlanId, env: variables.env, deployId: deploy.id },
-    { probeTimeoutSeconds: config.PROBE_TIMEOUT_SECONDS, log: (text) => deployLog.append(text) },
-  );
-  if (!launched.ok) {
-    await runtime.removeImage(build.image).catch(() => undefined);
-    return { ok: false, failure: { kind: launched.kind, message: launched.message } };
-  }
-  const output = await runtime.logs(launched.instance.id, { tail: 50 }).catch(() => "");
-  if (output) await deployLog.append(`Instance output:\n${output.replace(/\n$/, "")}`);
-  return { ok: true, instance: launched.instance, image: build.image, envVersion: variables.version };
-}
-
-/** The instance that served before: left to finish what it was sent, then removed with its image. */
-async function retire(runtime: ContainerRuntime, previous: { instanceId: string | null; image: string | null }, newImage: string, deployLog: DeployLog): Promise<void> {
-  if (!previous.instanceId) return;
-  await new Promise((r) => setTimeout(r, DRAIN_MS));
-  await runtime.remove(previous.instanceId).catch((err: unknown) => log("warn", "old instance not removed", describeError(err)));
-  if (previous.image && previous.image !== newImage) await runtime.removeImage(previous.image).catch(() => undefined);
-  await deployLog.step(`Previous instance ${previous.instanceId.slice(0, 12)} stopped and removed`);
+  return { ok: true, image: build.image, port };
 }

@@ -1,3 +1,4 @@
+import { log as serviceLog, describeError } from "../http/log";
 import { type ContainerRuntime, type Instance, InstanceExitedError, RuntimeUnavailableError } from "../runtime/types";
 import { type PlanId, planLimits } from "./plans";
 import { probeInstance } from "./probe";
@@ -22,6 +23,16 @@ export interface LaunchSpec {
   env: Record<string, string>;
   /** The deploy that built the image, for the instance's labels. */
   deployId: string;
+}
+
+/** The spec of a new instance of an app's live image on `plan`; null before its first build. */
+export function liveSpec(
+  app: { id: string; image: string | null; port: number | null; portReason: string | null; liveDeployId: string | null },
+  plan: PlanId,
+  env: Record<string, string>,
+): LaunchSpec | null {
+  if (!app.image || app.port === null || !app.liveDeployId) return null;
+  return { appId: app.id, image: app.image, port: app.port, portReason: app.portReason ?? "", plan, env, deployId: app.liveDeployId };
 }
 
 export type LaunchOutcome = { ok: true; instance: Instance } | { ok: false; kind: "probe_failed" | "start_failed"; message: string };
@@ -74,4 +85,82 @@ export async function launchInstance(
   const message = probeFailedMessage(spec.port, spec.portReason, options.probeTimeoutSeconds);
   await log(message);
   return { ok: false, kind: "probe_failed", message };
+}
+
+/**
+ * How long an instance that no longer serves keeps answering the requests already sent to it,
+ * before it is removed (ARCHITECTURE.md: a switch drops no request). One constant, so that it can
+ * become a setting.
+ */
+export const DRAIN_SECONDS = 2;
+
+/** The instance a switch replaced: removed after draining (when it was serving), with its image if the new one differs. */
+export interface Replaced {
+  instanceId: string | null;
+  image: string | null;
+  /** It was answering requests (a stopped one has nothing to drain). */
+  serving: boolean;
+}
+
+/** What the switch step answers: it moved the app to the new instance, or it found another change had. */
+export type SwitchOutcome = { switched: true; replaced: Replaced } | { switched: false; reason: string };
+
+export interface LaunchAndSwitch {
+  runtime: ContainerRuntime;
+  /** The new instance: image, port, plan, variables (src/runtime's settings per plan come through here). */
+  spec: LaunchSpec;
+  probeTimeoutSeconds: number;
+  /** The change's own log (a deploy's log, a variable save's check log). */
+  log?: (text: string) => Promise<void>;
+  /**
+   * Points the app at the new instance as a compare-and-set on the instance it replaces (and
+   * writes whatever the change pays or records with it). Not switched: another change got there.
+   */
+  switchTo: (instance: Instance) => Promise<SwitchOutcome>;
+  drainSeconds?: number;
+}
+
+export type LaunchAndSwitchOutcome =
+  | { ok: true; instance: Instance; replaced: Replaced }
+  | { ok: false; kind: "probe_failed" | "start_failed"; message: string }
+  | { ok: false; kind: "not_switched"; message: string };
+
+/**
+ * Every change that puts a new instance in front of an app (deploy, change plan, start, variables
+ * applied): launch the new instance, probe it, switch traffic to it only if the app still runs the
+ * instance it replaces, let the old one drain, retire it. A failed launch leaves the old instance
+ * serving; a late finisher (the app moved on meanwhile) changes nothing, removes its own instance
+ * and says so in its log.
+ */
+export async function launchAndSwitch(input: LaunchAndSwitch): Promise<LaunchAndSwitchOutcome> {
+  const log = input.log ?? (async () => undefined);
+  const launched = await launchInstance(input.runtime, input.spec, { probeTimeoutSeconds: input.probeTimeoutSeconds, log });
+  if (!launched.ok) return launched;
+  const switched = await input.switchTo(launched.instance);
+  if (!switched.switched) {
+    await input.runtime.remove(launched.instance.id).catch(() => undefined);
+    const message = `Not switched: ${switched.reason} Instance ${launched.instance.id.slice(0, 12)} was removed; nothing changed.`;
+    await log(message);
+    serviceLog("info", "launch finished late; nothing switched", { app_id: input.spec.appId, instance_id: launched.instance.id });
+    return { ok: false, kind: "not_switched", message };
+  }
+  await log(`Live: traffic switched to instance ${launched.instance.id.slice(0, 12)}`);
+  await drainAndRetire(input.runtime, switched.replaced, { keepImage: input.spec.image, log, drainSeconds: input.drainSeconds });
+  return { ok: true, instance: launched.instance, replaced: switched.replaced };
+}
+
+/**
+ * The instance that served before: left to finish what it was sent (DRAIN_SECONDS), then removed,
+ * with its image when that is not `keepImage`.
+ */
+export async function drainAndRetire(
+  runtime: ContainerRuntime,
+  replaced: Replaced,
+  options: { keepImage: string | null; log?: (text: string) => Promise<void>; drainSeconds?: number },
+): Promise<void> {
+  if (!replaced.instanceId) return;
+  if (replaced.serving) await new Promise((r) => setTimeout(r, (options.drainSeconds ?? DRAIN_SECONDS) * 1000));
+  await runtime.remove(replaced.instanceId).catch((err: unknown) => serviceLog("warn", "old instance not removed", { instance_id: replaced.instanceId, ...describeError(err) }));
+  if (replaced.image && replaced.image !== options.keepImage) await runtime.removeImage(replaced.image).catch(() => undefined);
+  await options.log?.(`Previous instance ${replaced.instanceId.slice(0, 12)} stopped and removed`);
 }

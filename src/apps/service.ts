@@ -3,6 +3,9 @@ import { generatedSubdomain } from "./contract/subdomain";
 import type { AppSettingsRequest, NewAppRequest } from "./settings";
 import { type AppRow, getApp, insertApp, isSubdomainTaken, updateAppSettings } from "./store";
 
+/** Two writes racing for one subdomain: the unique index decides, and the loser gets SUBDOMAIN_TAKEN. */
+const isUniqueViolation = (err: unknown) => err instanceof Error && /UNIQUE/i.test(err.message);
+
 /**
  * Creating an app and changing its settings, shared by the console's JSON routes and its pages:
  * the checks that need the records (a subdomain in use, a subdomain fixed by the first deploy).
@@ -17,6 +20,17 @@ export const SUBDOMAIN_FIXED = "The subdomain can only be changed until the firs
 /** The app as saved, or the field that was refused and why. */
 export type SettingsOutcome = { ok: true; app: AppRow } | { ok: false; field: "subdomain"; message: string };
 
+/** The record's columns for the settings' JSON fields (an absent one stays undefined). */
+function sourceColumns<T extends { name?: string; repository?: string; branch?: string; root_directory?: string; dockerfile_path?: string }>(input: T) {
+  return { name: input.name, repository: input.repository, branch: input.branch, rootDirectory: input.root_directory, dockerfilePath: input.dockerfile_path } as {
+    name: T["name"];
+    repository: T["repository"];
+    branch: T["branch"];
+    rootDirectory: T["root_directory"];
+    dockerfilePath: T["dockerfile_path"];
+  };
+}
+
 /** Creates an app (not deployed; the first deploy starts only when Deploy is pressed). */
 export async function createApp(env: Env, input: NewAppRequest & { accountId: string; id: string; now: number }): Promise<SettingsOutcome> {
   const subdomain = input.subdomain ?? generatedSubdomain(input.id);
@@ -25,26 +39,23 @@ export async function createApp(env: Env, input: NewAppRequest & { accountId: st
     const app = await insertApp(env, {
       id: input.id,
       accountId: input.accountId,
-      name: input.name,
-      repository: input.repository,
-      branch: input.branch,
-      rootDirectory: input.root_directory,
-      dockerfilePath: input.dockerfile_path,
+      ...sourceColumns(input),
       subdomain,
       plan: input.plan,
       createdAt: input.now,
     });
     return { ok: true, app };
   } catch (err) {
-    // Two creates racing for one subdomain: the unique index decides.
-    if (err instanceof Error && /UNIQUE/i.test(err.message)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
+    if (isUniqueViolation(err)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
     throw err;
   }
 }
 
 /**
  * Saves the settings given (an absent field stays as it is). A new subdomain is refused after the
- * first deploy and when another app has it; blank gives the generated one back.
+ * first deploy and when another app has it; blank gives the generated one back. Run by the app's
+ * AppController with its change mark held, on the record read under that mark, so the first
+ * deploy cannot land between the check and the write.
  */
 export async function changeAppSettings(env: Env, app: AppRow, input: z.output<typeof AppSettingsRequest>): Promise<SettingsOutcome> {
   let subdomain = input.subdomain;
@@ -53,13 +64,12 @@ export async function changeAppSettings(env: Env, app: AppRow, input: z.output<t
     subdomain = subdomain || generatedSubdomain(app.id);
     if (await isSubdomainTaken(env, subdomain, app.id)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
   }
-  await updateAppSettings(env, app.id, {
-    name: input.name,
-    repository: input.repository,
-    branch: input.branch,
-    rootDirectory: input.root_directory,
-    dockerfilePath: input.dockerfile_path,
-    subdomain,
-  });
+  const settings = Object.fromEntries(Object.entries({ ...sourceColumns(input), subdomain }).filter(([, value]) => value !== undefined));
+  try {
+    await updateAppSettings(env, app.id, settings);
+  } catch (err) {
+    if (isUniqueViolation(err)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
+    throw err;
+  }
   return { ok: true, app: (await getApp(env, app.id))! };
 }

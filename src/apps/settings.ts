@@ -64,4 +64,20 @@ export const AppSettingsRequest = z.object({
   subdomain: fields.subdomain.optional(),
 });
 
+const SETTING_FIELDS = Object.keys(AppSettingsRequest.shape);
+
+/**
+ * The JSON PATCH: the settings above, at least one of them, and no other field. An unknown field
+ * is refused by name (400), so nothing the settings do not know reaches the records.
+ */
+export const AppSettingsPatch = z
+  .record(z.string(), z.unknown())
+  .superRefine((body, ctx) => {
+    for (const key of Object.keys(body)) {
+      if (!SETTING_FIELDS.includes(key)) ctx.addIssue({ code: "custom", path: [key], message: `Not a setting of an app; the settings are ${SETTING_FIELDS.join(", ")}.` });
+    }
+    if (Object.keys(body).length === 0) ctx.addIssue({ code: "custom", message: `Give at least one setting to change: ${SETTING_FIELDS.join(", ")}.` });
+  })
+  .pipe(AppSettingsRequest.strict());
+
 export const PlanRequest = z.object({ plan: fields.plan });

@@ -1,5 +1,6 @@
 import { type BillingView, viewBilling } from "../billing/app-billing";
-import { and, desc, eq, isNull } from "drizzle-orm";
+import { type SQL, and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { database } from "../db/client";
 import { type AppStatus, type DeployStatus, type PortSource, apps, deploys } from "../db/schema";
 import { notFound } from "../http/errors";
@@ -7,8 +8,11 @@ import { iso, isUuid } from "../lib/time";
 import type { PlanId } from "./plans";
 
 /**
- * The `apps` and `deploys` records: every query of these tables is here. Changes to an app go
- * through its AppController, which calls the writers below.
+ * Owner of the `apps` and `deploys` tables: every query of them is here, and no other module names
+ * them (test/unit/table-owners.test.ts). Changes to an app go through its AppController, which
+ * calls the writers below. The other owners: ledger_entries -> src/billing/ledger.ts,
+ * app_env_vars -> src/envvars/store.ts, custom_domains -> src/domains/store.ts, exports and
+ * r2_cleanup -> src/exports/, databases -> src/databases/, accounts, sessions, api_tokens -> src/auth/.
  */
 
 export type AppRow = typeof apps.$inferSelect;
@@ -46,6 +50,11 @@ export async function appBySubdomain(env: Env, subdomain: string) {
     .get();
 }
 
+/** The app a custom domain names, for the proxy (src/domains/store.ts routedApp). */
+export async function appRoute(env: Env, id: string) {
+  return database(env).select({ id: apps.id, status: apps.status, instanceUrl: apps.instanceUrl }).from(apps).where(eq(apps.id, id)).get();
+}
+
 export async function isSubdomainTaken(env: Env, subdomain: string, exceptAppId?: string): Promise<boolean> {
   const row = await database(env).select({ id: apps.id }).from(apps).where(eq(apps.subdomain, subdomain)).get();
   return row !== undefined && row.id !== exceptAppId;
@@ -74,6 +83,124 @@ export type AppSettings = Partial<Pick<AppRow, "name" | "repository" | "branch" 
 
 export async function updateAppSettings(env: Env, id: string, settings: AppSettings): Promise<void> {
   if (Object.keys(settings).length > 0) await database(env).update(apps).set(settings).where(eq(apps.id, id));
+}
+
+/** Columns of an app a writer may set. */
+export type AppColumns = Partial<Omit<typeof apps.$inferInsert, "id" | "accountId" | "createdAt">>;
+
+/**
+ * What a conditional write expects to find: `instanceId` makes it a compare-and-set on the
+ * instance that serves (null: none), `periodEnd` one on the paid period's end.
+ */
+export interface AppExpect {
+  instanceId?: string | null;
+  periodEnd?: number | null;
+}
+
+function appWhere(id: string, expect: AppExpect = {}): SQL {
+  const conditions: SQL[] = [eq(apps.id, id)];
+  if (expect.instanceId !== undefined) conditions.push(expect.instanceId === null ? isNull(apps.instanceId) : eq(apps.instanceId, expect.instanceId));
+  if (expect.periodEnd !== undefined) conditions.push(expect.periodEnd === null ? isNull(apps.periodEnd) : eq(apps.periodEnd, expect.periodEnd));
+  return and(...conditions)!;
+}
+
+/** The same write as a query for another owner's D1 batch (a variable save writes the version with its rows). */
+export function appUpdateQuery(env: Env, id: string, set: AppColumns) {
+  return database(env).update(apps).set(set).where(eq(apps.id, id));
+}
+
+/** The app's variable set version, as a query for another owner's D1 batch. */
+export function envVersionQuery(env: Env, id: string) {
+  return database(env).select({ version: apps.envVersion }).from(apps).where(eq(apps.id, id));
+}
+
+/** Writes columns of an app; with `expect`, only while the row still holds what it says. True when written. */
+export async function updateApp(env: Env, id: string, set: AppColumns, expect?: AppExpect): Promise<boolean> {
+  const rows = await database(env).update(apps).set(set).where(appWhere(id, expect)).returning({ id: apps.id });
+  return rows.length === 1;
+}
+
+/**
+ * The same write as one statement of a charge's batch (src/billing/ledger.ts chargeWith): `paid`
+ * is the ledger's condition that the charge row landed, so both land or neither.
+ */
+export function paidAppUpdate(env: Env, id: string, set: AppColumns, paid: SQL, expect?: AppExpect): D1PreparedStatement {
+  return statement(env, database(env).update(apps).set(set).where(and(appWhere(id, expect), paid)).toSQL());
+}
+
+/** A new deploy record, `building`, as one statement of a charge's batch (see paidAppUpdate). */
+export function paidDeployInsert(env: Env, deployId: string, appId: string, now: number, paid: SQL): D1PreparedStatement {
+  const condition = new SQLiteAsyncDialect().sqlToQuery(paid);
+  return env.DB.prepare(`INSERT INTO deploys (id, app_id, status, started_at, attempts) SELECT ?, ?, 'building', ?, 0 WHERE ${condition.sql}`).bind(deployId, appId, now, ...condition.params);
+}
+
+function statement(env: Env, query: { sql: string; params: unknown[] }): D1PreparedStatement {
+  return env.DB.prepare(query.sql).bind(...query.params);
+}
+
+/** A new deploy record, `building`, with the app's columns, in one batch (a deploy nothing pays for). */
+export async function insertDeploy(env: Env, deployId: string, appId: string, now: number, set: AppColumns): Promise<void> {
+  const db = database(env);
+  await db.batch([db.insert(deploys).values({ id: deployId, appId, status: "building", startedAt: now }), db.update(apps).set(set).where(eq(apps.id, appId))]);
+}
+
+export async function deployById(env: Env, id: string): Promise<DeployRow | undefined> {
+  return database(env).select().from(deploys).where(eq(deploys.id, id)).get();
+}
+
+/** Writes columns of a deploy still running (`building` or `starting`); false when it ended meanwhile. */
+export async function updateRunningDeploy(env: Env, id: string, set: Partial<typeof deploys.$inferInsert>): Promise<boolean> {
+  const rows = await database(env)
+    .update(deploys)
+    .set(set)
+    .where(and(eq(deploys.id, id), inArray(deploys.status, [...DEPLOY_RUNNING])))
+    .returning({ id: deploys.id });
+  return rows.length === 1;
+}
+
+/** A running deploy failed: recorded with its interpretation; a never-started app becomes `failed`. */
+export async function failDeployRecord(env: Env, deploy: DeployRow, failure: { kind: string; message: string }, now: number): Promise<void> {
+  const db = database(env);
+  await db.batch([
+    db
+      .update(deploys)
+      .set({ status: "failed", finishedAt: now, failure })
+      .where(and(eq(deploys.id, deploy.id), inArray(deploys.status, [...DEPLOY_RUNNING]))),
+    db.update(apps).set({ status: "failed" }).where(and(eq(apps.id, deploy.appId), eq(apps.status, "not_deployed"))),
+  ]);
+}
+
+/**
+ * A deploy goes live in one batch: the app takes its image (and, with `set`, its new instance) as a
+ * compare-and-set on the instance it replaces; the deploy becomes `live` and the one before
+ * `superseded` only if that write landed. False when the app no longer held `replaces`.
+ */
+export async function recordLive(env: Env, deploy: DeployRow, app: AppRow, set: AppColumns, replaces: string | null, now: number): Promise<boolean> {
+  const db = database(env);
+  const landed = sql`EXISTS (SELECT 1 FROM ${apps} WHERE ${apps.id} = ${app.id} AND ${apps.liveDeployId} = ${deploy.id})`;
+  const columns = { ...set, image: deploy.image, liveDeployId: deploy.id, port: deploy.port, portSource: deploy.portSource, portReason: deploy.portReason };
+  const [switched] = await db.batch([
+    db.update(apps).set(columns).where(appWhere(app.id, { instanceId: replaces })).returning({ id: apps.id }),
+    db
+      .update(deploys)
+      .set({ status: "live", finishedAt: now, instanceId: set.instanceId ?? null })
+      .where(and(eq(deploys.id, deploy.id), landed)),
+    db
+      .update(deploys)
+      .set({ status: "superseded" })
+      .where(and(eq(deploys.id, app.liveDeployId ?? ""), eq(deploys.status, "live"), landed)),
+  ]);
+  return switched.length === 1;
+}
+
+/** Every image and instance the app's deploys name, for Delete. */
+export async function deployArtifacts(env: Env, appId: string): Promise<{ image: string | null; instanceId: string | null }[]> {
+  return database(env).select({ image: deploys.image, instanceId: deploys.instanceId }).from(deploys).where(eq(deploys.appId, appId));
+}
+
+/** Removes the app's record (its deploys and variables go with it, by their foreign keys). */
+export async function deleteAppRecord(env: Env, appId: string): Promise<void> {
+  await database(env).delete(apps).where(eq(apps.id, appId));
 }
 
 export async function latestDeploy(env: Env, appId: string): Promise<DeployRow | undefined> {

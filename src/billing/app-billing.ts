@@ -1,7 +1,10 @@
-import type { AppRow } from "../apps/store";
+import type { apps } from "../db/schema";
 import { PLANS, type PlanId } from "../apps/plans";
 import type { BillingState } from "./rules";
 import { iso } from "../lib/time";
+
+/** The app record (apps/store.ts AppRow, named from the schema so that the store can import this module). */
+type AppRow = typeof apps.$inferSelect;
 
 /** The billing state kept on an app's record. */
 export function billingStateOf(app: AppRow): BillingState {

@@ -1,14 +1,12 @@
-import { eq } from "drizzle-orm";
-import type { AppRow } from "../apps/store";
-import { database } from "../db/client";
-import { apps, deploys } from "../db/schema";
+import { type AppColumns, type AppExpect, type AppRow, insertDeploy, paidAppUpdate, paidDeployInsert, updateApp } from "../apps/store";
 import { billingColumns, billingStateOf, planPrice } from "./app-billing";
-import { PAID_BY, chargeWith, walletBalance } from "./ledger";
-import { type BillingEvent, applyBilling } from "./rules";
+import { chargeWith, walletBalance } from "./ledger";
+import { type BillingEvent, type BillingOutcome, applyBilling } from "./rules";
 
 /**
  * The billing step of each app control, asked by the AppController: the rule decides
- * (src/billing/rules.ts), and a charge lands in the same D1 batch as the change it pays for.
+ * (src/billing/rules.ts), and a charge lands in the same D1 batch as the change it pays for. The
+ * records are written through their owners (apps/store.ts, ledger.ts).
  */
 
 export type Billed = { ok: true } | { ok: false; code: "INSUFFICIENT_FUNDS"; message: string };
@@ -18,31 +16,49 @@ const refusedFor = async (env: Env, app: AppRow, event: BillingEvent, now: numbe
   return again.ok ? { ok: false, code: "INSUFFICIENT_FUNDS", message: "Your wallet no longer covers this charge." } : again;
 };
 
+/** What a deploy pressed now does with the app (src/billing/rules.ts, the deploy event). */
+export function deployTarget(app: AppRow): "running" | "stopped" | "idle" {
+  return app.status === "running" ? "running" : app.status === "stopped" ? "stopped" : "idle";
+}
+
 /**
- * Deploy pressed (rules 1-2): records the deploy; the first one also charges the plan's full price
- * and starts the paid period, all in one batch, or writes nothing when the wallet cannot cover it.
- * `charge: false` (no engine configured: the deploy fails at once) records it without billing.
+ * Writes `set` on the app, with the charge `outcome` asks for in the same batch (or nothing at all
+ * when the wallet no longer covers it). `extra` adds statements paid for by the same charge.
  */
-export async function recordDeploy(env: Env, app: AppRow, deployId: string, now: number, options: { charge: boolean }): Promise<Billed> {
-  const event: BillingEvent = { kind: "deploy", ...planPrice(app.plan) };
-  const outcome = options.charge ? applyBilling(billingStateOf(app), event, now, await walletBalance(env, app.accountId)) : null;
-  if (outcome && !outcome.ok) return outcome;
-  const db = database(env);
-  if (!outcome?.charge) {
-    await db.batch([
-      db.insert(deploys).values({ id: deployId, appId: app.id, status: "building", startedAt: now }),
-      db.update(apps).set({ firstDeployAt: app.firstDeployAt ?? now }).where(eq(apps.id, app.id)),
-    ]);
-    return { ok: true };
-  }
-  const s = outcome.state;
-  const charged = await chargeWith(env, { ...outcome.charge, accountId: app.accountId, appId: app.id, appName: app.name, at: now }, (entryId) => [
-    env.DB.prepare(`INSERT INTO deploys (id, app_id, status, started_at, attempts) SELECT ?, ?, 'building', ?, 0 WHERE ${PAID_BY}`).bind(deployId, app.id, now, entryId),
-    env.DB.prepare(
-      `UPDATE apps SET first_deploy_at = coalesce(first_deploy_at, ?), billing_charged = 1, period_start = ?, period_end = ?, stopped_since = NULL, payment_due = 0, paid_price = ? WHERE id = ? AND ${PAID_BY}`,
-    ).bind(now, s.periodStart, s.periodEnd, s.paidPrice, app.id, entryId),
+async function billedWrite(
+  env: Env,
+  app: AppRow,
+  event: BillingEvent,
+  outcome: Extract<BillingOutcome, { ok: true }>,
+  now: number,
+  write: { set: AppColumns; expect?: AppExpect; unpaid: () => Promise<boolean>; extra?: (paid: Parameters<typeof paidAppUpdate>[3]) => D1PreparedStatement[] },
+): Promise<Billed | "not_switched"> {
+  if (!outcome.charge) return (await write.unpaid()) ? { ok: true } : "not_switched";
+  const set = { ...write.set, ...billingColumns(outcome.state) };
+  const charged = await chargeWith(env, { ...outcome.charge, accountId: app.accountId, appId: app.id, appName: app.name, at: now }, (paid) => [
+    ...(write.extra?.(paid) ?? []),
+    paidAppUpdate(env, app.id, set, paid, write.expect),
   ]);
   return charged ? { ok: true } : refusedFor(env, app, event, now);
+}
+
+/**
+ * Deploy pressed (rules 1-2): records the deploy; the first one, or one that would run an app whose
+ * paid period has ended, also charges a fresh month from now, all in one batch, or writes nothing
+ * when the wallet cannot cover it. `charge: false` (no engine configured: the deploy fails at
+ * once) records it without billing.
+ */
+export async function recordDeploy(env: Env, app: AppRow, deployId: string, now: number, options: { charge: boolean }): Promise<Billed> {
+  const event: BillingEvent = { kind: "deploy", ...planPrice(app.plan), app: deployTarget(app) };
+  const outcome = options.charge ? applyBilling(billingStateOf(app), event, now, await walletBalance(env, app.accountId)) : ({ ok: true, state: billingStateOf(app), charge: null } as const);
+  if (!outcome.ok) return outcome;
+  const set = { firstDeployAt: app.firstDeployAt ?? now };
+  const result = await billedWrite(env, app, event, outcome, now, {
+    set,
+    unpaid: async () => (await insertDeploy(env, deployId, app.id, now, set), true),
+    extra: (paid) => [paidDeployInsert(env, deployId, app.id, now, paid)],
+  });
+  return result === "not_switched" ? { ok: true } : result;
 }
 
 /** Stop (rule 3): the app's status and its stopped clock in one write. */
@@ -54,30 +70,21 @@ export function stopColumns(app: AppRow, now: number, reason: "stopped" | "payme
 
 /**
  * Start (rule 4): the period's end moves by the time stopped; after a renewal that could not be
- * paid, a fresh full period is charged from now (refused without funds). `columns` are the
- * instance's columns, written in the same statement.
+ * paid, or once the paid period has ended, a fresh month is charged from now (refused without
+ * funds). `columns` (the new instance) are written in the same statement, as a compare-and-set on
+ * the instance the start replaces: "not_switched" when another change got there first.
  */
-export async function recordStart(
-  env: Env,
-  app: AppRow,
-  now: number,
-  columns: { instanceId: string; instanceUrl: string; envAppliedVersion: number },
-): Promise<Billed> {
+export async function recordStart(env: Env, app: AppRow, now: number, columns: AppColumns): Promise<Billed | "not_switched"> {
   const event: BillingEvent = { kind: "start", ...planPrice(app.plan) };
   const outcome = applyBilling(billingStateOf(app), event, now, await walletBalance(env, app.accountId));
   if (!outcome.ok) return outcome;
-  const db = database(env);
-  if (!outcome.charge) {
-    await db.update(apps).set({ ...billingColumns(outcome.state), status: "running", ...columns }).where(eq(apps.id, app.id));
-    return { ok: true };
-  }
-  const s = outcome.state;
-  const charged = await chargeWith(env, { ...outcome.charge, accountId: app.accountId, appId: app.id, appName: app.name, at: now }, (entryId) => [
-    env.DB.prepare(
-      `UPDATE apps SET status = 'running', instance_id = ?, instance_url = ?, env_applied_version = ?, period_start = ?, period_end = ?, stopped_since = NULL, payment_due = 0, paid_price = ? WHERE id = ? AND ${PAID_BY}`,
-    ).bind(columns.instanceId, columns.instanceUrl, columns.envAppliedVersion, s.periodStart, s.periodEnd, s.paidPrice, app.id, entryId),
-  ]);
-  return charged ? { ok: true } : refusedFor(env, app, event, now);
+  const set = { ...columns, status: "running" as const };
+  const expect = { instanceId: app.instanceId };
+  return billedWrite(env, app, event, outcome, now, {
+    set,
+    expect,
+    unpaid: () => updateApp(env, app.id, { ...set, ...billingColumns(outcome.state) }, expect),
+  });
 }
 
 /** Start is refused before anything runs when the wallet cannot pay a period that is due. */

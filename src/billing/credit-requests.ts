@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { creditRequests } from "../db/schema";
 import { iso } from "../lib/time";
-import { CURRENCY, creditStatement } from "./ledger";
+import { BALANCE_SQL, CURRENCY, creditStatement } from "./ledger";
 
 /**
  * Idempotent operator credits: every query of `credit_requests` is here. One D1 batch (a
@@ -37,7 +37,7 @@ export async function creditOnce(env: Env, key: string, input: { id: string; acc
     creditStatement(env, input, { sql: ours, params: [key, input.id] }),
     env.DB.prepare(
       `UPDATE credit_requests SET response = json_object('id', entry_id, 'account_id', account_id, 'amount', amount, 'note', note, 'at', ?,
-         'balance', (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE account_id = ?), 'currency', ?)
+         'balance', ${BALANCE_SQL}, 'currency', ?)
        WHERE key = ? AND entry_id = ?`,
     ).bind(iso(input.at), input.accountId, CURRENCY, key, input.id),
   ]);

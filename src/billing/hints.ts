@@ -24,7 +24,7 @@ export interface BillingHints {
 const day = (iso: string) => iso.slice(0, 10);
 const label = (plan: string) => PLANS[plan as PlanId]?.label ?? plan;
 
-export function billingHints(app: { status: AppStatus; plan: string; billing: BillingView }): BillingHints {
+export function billingHints(app: { status: AppStatus; plan: string; billing: BillingView }, now = Date.now()): BillingHints {
   const b = app.billing;
   const price = b.next_price;
   const plan = label(app.plan);
@@ -43,6 +43,10 @@ export function billingHints(app: { status: AppStatus; plan: string; billing: Bi
   }
   const until = day(b.period_end);
   const paid = b.price ?? price;
+  // The paid period is over (rules.ts periodEnded): a deploy that runs the app, or a Start, charges a fresh month.
+  const endMs = Date.parse(b.period_end);
+  const ended = b.stopped_since === null ? endMs <= now : endMs <= Date.parse(b.stopped_since);
+  const freshMonth = `charges ${formatDa(price)} for a fresh month of the ${plan} plan from that moment: the paid period ended on ${until}.`;
   const warning = b.payment_due
     ? `Stopped: payment due. The renewal on ${day(b.stopped_since ?? b.period_end)} could not be paid; Start charges ${formatDa(price)} for a fresh month from then.`
     : app.status === "failed"
@@ -52,14 +56,21 @@ export function billingHints(app: { status: AppStatus; plan: string; billing: Bi
     summary: b.stopped_since
       ? `${formatDa(paid)} paid for the period from ${day(b.period_start!)}; stopped since ${day(b.stopped_since)}, so the period's end moves later by the time stopped.`
       : `${formatDa(paid)} paid for the period ${day(b.period_start!)} to ${until}; it renews then at ${formatDa(price)}.`,
-    // Rule 2.
-    deploy: "Redeploy charges nothing.",
+    // Rule 2; a stopped app is built only; an app that is not running and whose period ended pays a fresh month.
+    deploy:
+      app.status === "stopped"
+        ? "Redeploy builds the new version and keeps the app stopped; nothing is charged. Start runs it."
+        : app.status !== "running" && ended
+          ? `Redeploy ${freshMonth}`
+          : "Redeploy charges nothing.",
     // Rule 3.
     stop: "While stopped, nothing is charged: the paid period's end moves later by exactly the time stopped.",
     // Rule 4, or a fresh period after payment was due.
     start: b.payment_due
       ? `Start charges ${formatDa(price)} for a fresh month of the ${plan} plan from that moment.`
-      : "Start charges nothing: the paid period's end moves later by the time the app was stopped.",
+      : ended
+        ? `Start ${freshMonth}`
+        : "Start charges nothing: the paid period's end moves later by the time the app was stopped.",
     restart: "Restart charges nothing.",
     // Rule 5.
     plan: `Nothing is charged or refunded now; the new plan's price applies from the next billing cycle, on ${until}.`,

@@ -1,11 +1,12 @@
-import { desc, eq, sql } from "drizzle-orm";
+import { type SQL, desc, eq, sql } from "drizzle-orm";
 import { database } from "../db/client";
 import { ledgerEntries } from "../db/schema";
 import { iso } from "../lib/time";
 
 /**
  * The wallet: an append-only ledger per account, in whole DA. The balance is the sum of the
- * entries; nothing else holds money. Every query of `ledger_entries` is here.
+ * entries; nothing else holds money. Owner of the `ledger_entries` table: every query of it is
+ * here (test/unit/table-owners.test.ts).
  */
 
 export const CURRENCY = "DA";
@@ -63,6 +64,9 @@ export async function addCredit(env: Env, input: { id: string; accountId: string
     .values({ id: input.id, accountId: input.accountId, at: input.at, amount: input.amount, kind: "credit", description: input.note });
 }
 
+/** A SQL expression for an account's balance (one `?`: the account id), for statements of other tables' owners. */
+export const BALANCE_SQL = "(SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE account_id = ?)";
+
 /**
  * The insert of a credit entry for a D1 batch, written only when `onlyIf` (an SQL condition and
  * its parameters) holds when the batch runs.
@@ -96,20 +100,30 @@ export interface ChargeEntry {
 /**
  * A charge and the change it pays for in one D1 batch (a transaction): the charge row is written
  * only if the wallet covers it at that moment, and every statement `then` returns must hold
- * `EXISTS (SELECT 1 FROM ledger_entries WHERE id = <entry id>)` in its condition, so either all
- * land or none. The unique (app, period start) index makes a second charge of one period fail the
+ * `paid` (the charge row exists) in its condition, so either all land or none. The unique (app, period start) index makes a second charge of one period fail the
  * insert, so a renewal fired twice charges once. Resolves false when nothing was written.
  */
-export async function chargeWith(env: Env, entry: ChargeEntry, then: (entryId: string) => D1PreparedStatement[]): Promise<boolean> {
+export async function chargeWith(env: Env, entry: ChargeEntry, then: (paid: SQL) => D1PreparedStatement[]): Promise<boolean> {
   const id = crypto.randomUUID();
   const insert = env.DB.prepare(
     `INSERT OR IGNORE INTO ledger_entries (id, account_id, at, amount, kind, app_id, app_name, period_start, period_end, description)
      SELECT ?1, ?2, ?3, ?4, 'charge', ?5, ?6, ?7, ?8, ?9
      WHERE (SELECT coalesce(sum(amount), 0) FROM ledger_entries WHERE account_id = ?2) >= ?10`,
   ).bind(id, entry.accountId, entry.at, -entry.amount, entry.appId, entry.appName, entry.periodStart, entry.periodEnd, entry.description, entry.amount);
-  const [inserted] = await env.DB.batch([insert, ...then(id)]);
+  const [inserted] = await env.DB.batch([insert, ...then(paidBy(id))]);
   return inserted?.meta.changes === 1;
 }
 
-/** The condition every statement paid for by a charge carries. */
-export const PAID_BY = "EXISTS (SELECT 1 FROM ledger_entries WHERE id = ?)";
+/** The condition every statement paid for by a charge carries: the charge row landed. */
+function paidBy(entryId: string): SQL {
+  return sql`EXISTS (SELECT 1 FROM ${ledgerEntries} WHERE ${ledgerEntries.id} = ${entryId})`;
+}
+
+/** The app's charges, oldest first: what the model-based test compares with the app's periods. */
+export async function appCharges(env: Env, appId: string): Promise<{ amount: number; periodStart: number | null; periodEnd: number | null; at: number }[]> {
+  return database(env)
+    .select({ amount: ledgerEntries.amount, periodStart: ledgerEntries.periodStart, periodEnd: ledgerEntries.periodEnd, at: ledgerEntries.at })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.appId, appId))
+    .orderBy(ledgerEntries.at, sql`rowid`);
+}

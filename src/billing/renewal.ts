@@ -1,12 +1,9 @@
-import { eq } from "drizzle-orm";
-import { type AppRow, getApp } from "../apps/store";
-import { database } from "../db/client";
-import { apps } from "../db/schema";
+import { type AppRow, getApp, paidAppUpdate, updateApp } from "../apps/store";
 import { log } from "../http/log";
 import type { ContainerRuntime } from "../runtime/types";
 import { billingStateOf, planPrice } from "./app-billing";
 import { stopColumns } from "./app-events";
-import { PAID_BY, chargeWith, walletBalance } from "./ledger";
+import { chargeWith, walletBalance } from "./ledger";
 import { applyBilling } from "./rules";
 
 /**
@@ -38,15 +35,9 @@ export async function renewIfDue(env: Env, appId: string, now: number, runtime: 
   if (!outcome.ok) return "not_due";
   if (outcome.charge) {
     const s = outcome.state;
-    const charged = await chargeWith(env, { ...outcome.charge, accountId: app.accountId, appId: app.id, appName: app.name, at: now }, (entryId) => [
-      env.DB.prepare(`UPDATE apps SET period_start = ?, period_end = ?, paid_price = ? WHERE id = ? AND period_end = ? AND ${PAID_BY}`).bind(
-        s.periodStart,
-        s.periodEnd,
-        s.paidPrice,
-        app.id,
-        app.periodEnd,
-        entryId,
-      ),
+    // Conditional on the period it renews, so a renewal run twice lands once.
+    const charged = await chargeWith(env, { ...outcome.charge, accountId: app.accountId, appId: app.id, appName: app.name, at: now }, (paid) => [
+      paidAppUpdate(env, app.id, { periodStart: s.periodStart, periodEnd: s.periodEnd, paidPrice: s.paidPrice }, paid, { periodEnd: app.periodEnd }),
     ]);
     if (charged) {
       log("info", "app period renewed", { app_id: app.id, amount: outcome.charge.amount });
@@ -55,7 +46,7 @@ export async function renewIfDue(env: Env, appId: string, now: number, runtime: 
     // The wallet changed between the read and the charge: treat it as not covered, below.
   }
   if (runtime && app.instanceId) await runtime.stop(app.instanceId).catch(() => undefined);
-  await database(env).update(apps).set(stopColumns(app, now, "payment_due")).where(eq(apps.id, app.id));
+  await updateApp(env, app.id, stopColumns(app, now, "payment_due"));
   log("info", "app stopped: payment due", { app_id: app.id });
   return "payment_due";
 }

@@ -21,7 +21,11 @@ export interface BillingState {
 export const UNCHARGED: BillingState = { charged: false, periodStart: null, periodEnd: null, stoppedSince: null, paymentDue: false, paidPrice: null };
 
 export type BillingEvent =
-  | { kind: "deploy"; price: number; planLabel: string }
+  /**
+   * Deploy pressed. `app`: `running` (the new version replaces a serving one), `stopped` (it is
+   * built only; the app stays stopped), `idle` (never ran, or its first deploy failed: it will run).
+   */
+  | { kind: "deploy"; price: number; planLabel: string; app: "running" | "stopped" | "idle" }
   | { kind: "redeploy" }
   | { kind: "restart" }
   | { kind: "stop" }
@@ -58,13 +62,42 @@ function freshPeriod(state: BillingState, now: number, price: number, descriptio
   };
 }
 
+/** A month's refusal after the first: the wallet does not cover a fresh period. */
+const monthMessage = (balance: number, price: number, planLabel: string) =>
+  `Your wallet holds ${formatDa(balance)}; a month of the ${planLabel} plan costs ${formatDa(price)}.`;
+
+/**
+ * Whether the paid period is over at `now`, the time stopped counted as rule 4 does (a stopped
+ * app's end moves later while it is stopped, so only one stopped after its end has passed).
+ */
+export function periodEnded(state: BillingState, now: number): boolean {
+  if (!state.charged || state.periodEnd === null) return false;
+  const end = state.stoppedSince === null ? state.periodEnd : state.periodEnd + Math.max(0, now - state.stoppedSince);
+  return end <= now;
+}
+
+/** One fresh month from `now`, like a first deploy; refused (nothing moves) without the funds. */
+function fresh(
+  state: BillingState,
+  event: { price: number; planLabel: string },
+  balance: number,
+  now: number,
+  description: string,
+  refusal: (balance: number, price: number, planLabel: string) => string,
+): BillingOutcome {
+  if (balance < event.price) return { ok: false, code: "INSUFFICIENT_FUNDS", message: refusal(balance, event.price, event.planLabel) };
+  return freshPeriod(state, now, event.price, description);
+}
+
 export function applyBilling(state: BillingState, event: BillingEvent, now: number, balance: number): BillingOutcome {
   const unchanged: BillingOutcome = { ok: true, state, charge: null };
   switch (event.kind) {
     case "deploy": // rule 1, then rule 2 for every deploy after the first charge
-      if (state.charged) return unchanged;
-      if (balance < event.price) return { ok: false, code: "INSUFFICIENT_FUNDS", message: insufficientFundsMessage(balance, event.price, event.planLabel) };
-      return freshPeriod(state, now, event.price, `First month of the ${event.planLabel} plan`);
+      if (event.app === "stopped") return unchanged; // built only: nothing runs, nothing is charged
+      if (!state.charged) return fresh(state, event, balance, now, `First month of the ${event.planLabel} plan`, insufficientFundsMessage);
+      // A deploy that would run an app whose paid period has ended: one fresh month from now, never past ones.
+      if (event.app === "idle" && periodEnded(state, now)) return fresh(state, event, balance, now, `A month of the ${event.planLabel} plan, from a deploy after the paid period ended`, monthMessage);
+      return unchanged;
     case "redeploy": // rule 2
     case "restart":
     case "change_plan": // rule 5: the new price applies from the next cycle
@@ -74,10 +107,8 @@ export function applyBilling(state: BillingState, event: BillingEvent, now: numb
       return state.charged && state.stoppedSince === null ? { ok: true, state: { ...state, stoppedSince: now }, charge: null } : unchanged;
     case "start": {
       if (!state.charged) return unchanged; // rule 4: never charged, no period to move
-      if (state.paymentDue) {
-        if (balance < event.price) return { ok: false, code: "INSUFFICIENT_FUNDS", message: `Your wallet holds ${formatDa(balance)}; a month of the ${event.planLabel} plan costs ${formatDa(event.price)}.` };
-        return freshPeriod(state, now, event.price, `A month of the ${event.planLabel} plan, restarted after payment was due`);
-      }
+      if (state.paymentDue) return fresh(state, event, balance, now, `A month of the ${event.planLabel} plan, restarted after payment was due`, monthMessage);
+      if (periodEnded(state, now)) return fresh(state, event, balance, now, `A month of the ${event.planLabel} plan, from a start after the paid period ended`, monthMessage);
       if (state.stoppedSince === null || state.periodEnd === null) return unchanged;
       // Rule 4: the end moves by exactly the time stopped; the start does not move.
       return { ok: true, state: { ...state, periodEnd: state.periodEnd + Math.max(0, now - state.stoppedSince), stoppedSince: null }, charge: null };
@@ -85,7 +116,9 @@ export function applyBilling(state: BillingState, event: BillingEvent, now: numb
     case "renew": {
       if (!state.charged || state.stoppedSince !== null || state.periodEnd === null || now < state.periodEnd) return unchanged;
       if (balance < event.price) return { ok: true, state: { ...state, stoppedSince: now, paymentDue: true }, charge: null, stopForPayment: true };
-      const periodStart = state.periodEnd;
+      // The next period starts where the last one ended, so none overlaps it; one whole month
+      // late (the alarm could not run), it starts now: a past month is never charged.
+      const periodStart = now >= addOneMonth(state.periodEnd) ? now : state.periodEnd;
       const periodEnd = addOneMonth(periodStart);
       return {
         ok: true,

@@ -1,4 +1,4 @@
-import type { HostnameProvider } from "./provider";
+import type { HostnameProvider } from "./hostname-provider";
 import type { ProviderOutcome } from "./states";
 
 /**

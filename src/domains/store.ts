@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gte, inArray, isNull, lt, ne, or } from "drizzle-orm";
 import { database } from "../db/client";
-import { apps, customDomains, expiredDomainClaims } from "../db/schema";
+import { customDomains, expiredDomainClaims } from "../db/schema";
+import { appRoute } from "../apps/store";
 import { iso } from "../lib/time";
 import { type DnsRecordToCreate, type ServiceTargets, recordToCreate } from "./pointing";
 import { EXPIRY_NOTE_DAYS, LOST_REASON, type VerificationRecord, hostnameTaken, verificationRecord } from "./claims";
@@ -153,10 +154,9 @@ export async function deleteDomain(env: Env, id: string): Promise<void> {
  * whose route is in place. A removed, unknown, pending or failed hostname gives nothing.
  */
 export async function routedApp(env: Env, hostname: string) {
-  return database(env)
-    .select({ id: apps.id, status: apps.status, instanceUrl: apps.instanceUrl })
+  const domain = await database(env)
+    .select({ appId: customDomains.appId })
     .from(customDomains)
-    .innerJoin(apps, eq(apps.id, customDomains.appId))
     .where(
       and(
         eq(customDomains.hostname, hostname),
@@ -164,6 +164,7 @@ export async function routedApp(env: Env, hostname: string) {
       ),
     )
     .get();
+  return domain ? appRoute(env, domain.appId) : undefined;
 }
 
 /** A domain as the JSON routes answer it (issue 15). */

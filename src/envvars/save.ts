@@ -1,11 +1,8 @@
-import { eq } from "drizzle-orm";
-import { type AppRow, getApp } from "../apps/store";
-import { launchInstance } from "../apps/launch";
+import { type AppRow, getApp, updateApp } from "../apps/store";
+import { launchAndSwitch, liveSpec } from "../apps/launch";
 import type { PlanId } from "../apps/plans";
 import { getConfig } from "../config";
-import { database } from "../db/client";
-import { apps } from "../db/schema";
-import { describeError, log } from "../http/log";
+import { log } from "../http/log";
 import { runtimeFromUrl } from "../runtime";
 import { sameVariables } from "./diff";
 import type { EnvVariable } from "./rules";
@@ -42,7 +39,6 @@ function isServing(app: AppRow): boolean {
 export async function saveEnvSet(
   env: Env,
   input: { appId: string; version: number; variables: EnvVariable[]; now: number },
-  options: { drainMs: number },
 ): Promise<
   | Extract<EnvSaveResult, { outcome: "refused" }>
   | { outcome: "saved"; version: number; effect: "stored" | "unchanged" }
@@ -57,44 +53,39 @@ export async function saveEnvSet(
   await writeEnv(env, app.id, version, input.variables);
   log("info", "environment variables saved", { app_id: app.id, version, count: input.variables.length });
   if (!isServing(app)) return { outcome: "saved", version, effect: "stored" };
-  return { outcome: "saved", version, effect: "applying", apply: () => applyEnv(env, app.id, version, options) };
+  return { outcome: "saved", version, effect: "applying", apply: () => applyEnv(env, app.id, version) };
 }
 
 /**
  * Starts a second instance from the live image with the saved set, waits for its check, switches
- * traffic to it, then stops the old one after it drains. A failed check leaves the old one serving
- * and records the failure with the check's log for the app page.
+ * traffic to it (only if the app still runs the instance it replaces: a switch finishing late,
+ * after a newer deploy, changes nothing), then stops the old one after it drains. A failed check
+ * leaves the old instance serving and records the failure with the check's log for the app page.
  */
-export async function applyEnv(env: Env, appId: string, version: number, options: { drainMs: number }): Promise<void> {
+export async function applyEnv(env: Env, appId: string, version: number): Promise<void> {
   const lines: string[] = [];
-  const fail = (message: string) =>
-    database(env)
-      .update(apps)
-      .set({ envFailure: { version, message, log: lines.join("\n"), at: Date.now() } })
-      .where(eq(apps.id, appId));
+  const fail = (message: string) => updateApp(env, appId, { envFailure: { version, message, log: lines.join("\n"), at: Date.now() } });
   try {
     const app = await getApp(env, appId);
     const runtime = runtimeFromUrl(getConfig(env).RUNTIME_URL);
     if (!app || !isServing(app)) return;
     if (!runtime) return void (await fail("No container engine is configured, so no instance with the new variables could be started."));
     const variables = await launchEnv(env, appId);
-    const launched = await launchInstance(
+    const outcome = await launchAndSwitch({
       runtime,
-      { appId, image: app.image!, port: app.port!, portReason: app.portReason ?? "", plan: app.plan as PlanId, env: variables.env, deployId: app.liveDeployId! },
-      { probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS, log: async (text) => void lines.push(text) },
-    );
-    if (!launched.ok) {
-      log("info", "environment variables not applied: the new instance failed its check", { app_id: appId, version, kind: launched.kind });
-      return void (await fail(launched.message));
-    }
-    await database(env)
-      .update(apps)
-      .set({ instanceId: launched.instance.id, instanceUrl: launched.instance.url, envAppliedVersion: variables.version })
-      .where(eq(apps.id, appId));
-    log("info", "environment variables applied", { app_id: appId, version: variables.version });
-    if (app.instanceId) {
-      await new Promise((r) => setTimeout(r, options.drainMs));
-      await runtime.remove(app.instanceId).catch((err: unknown) => log("warn", "old instance not removed", { instance_id: app.instanceId, ...describeError(err) }));
+      spec: liveSpec(app, app.plan as PlanId, variables.env)!,
+      probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
+      log: async (text) => void lines.push(text),
+      switchTo: async (instance) =>
+        (await updateApp(env, appId, { instanceId: instance.id, instanceUrl: instance.url, envAppliedVersion: variables.version }, { instanceId: app.instanceId }))
+          ? { switched: true, replaced: { instanceId: app.instanceId, image: null, serving: true } }
+          : { switched: false, reason: "a newer change to the app took over while this instance started." },
+    });
+    if (outcome.ok) log("info", "environment variables applied", { app_id: appId, version: variables.version });
+    else if (outcome.kind === "not_switched") log("info", "environment variables not applied: a newer change took over", { app_id: appId, version });
+    else {
+      log("info", "environment variables not applied: the new instance failed its check", { app_id: appId, version, kind: outcome.kind });
+      await fail(outcome.message);
     }
   } catch (err) {
     log("warn", "environment variables not applied", { app_id: appId, version, error_name: err instanceof Error ? err.name : "unknown" });
@@ -107,8 +98,5 @@ export async function envApplyTimedOut(env: Env, appId: string, now: number): Pr
   const app = await getApp(env, appId);
   if (!app || app.envAppliedVersion >= app.envVersion) return;
   log("warn", "environment variable switch passed its deadline", { app_id: appId, version: app.envVersion });
-  await database(env)
-    .update(apps)
-    .set({ envFailure: { version: app.envVersion, message: "The new instance did not take over in time; the running instance keeps the previous variables.", log: "", at: now } })
-    .where(eq(apps.id, appId));
+  await updateApp(env, appId, { envFailure: { version: app.envVersion, message: "The new instance did not take over in time; the running instance keeps the previous variables.", log: "", at: now } });
 }

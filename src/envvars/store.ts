@@ -1,9 +1,15 @@
 import { asc, eq } from "drizzle-orm";
 import { getConfig } from "../config";
 import { database } from "../db/client";
-import { appEnvVars, apps } from "../db/schema";
+import { appEnvVars } from "../db/schema";
+import { appUpdateQuery, envVersionQuery } from "../apps/store";
 import { openValue, sealValue } from "./crypto";
 import type { EnvVariable } from "./rules";
+
+/*
+ * Owner of the `app_env_vars` table: every query of it is here (test/unit/table-owners.test.ts).
+ * The set's version lives on the app's record, read and written through src/apps/store.ts.
+ */
 
 /** An app's variable set as saved: its version and the clear values (in memory only). */
 export interface EnvSet {
@@ -18,7 +24,7 @@ const ROWS_PER_INSERT = Math.floor(100 / 6);
 export async function readEnv(env: Env, appId: string): Promise<EnvSet | null> {
   const db = database(env);
   const [app, rows] = await db.batch([
-    db.select({ version: apps.envVersion }).from(apps).where(eq(apps.id, appId)),
+    envVersionQuery(env, appId),
     db.select().from(appEnvVars).where(eq(appEnvVars.appId, appId)).orderBy(asc(appEnvVars.position)),
   ]);
   if (!app[0]) return null;
@@ -44,5 +50,5 @@ export async function writeEnv(env: Env, appId: string, version: number, variabl
   const db = database(env);
   const inserts = [];
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) inserts.push(db.insert(appEnvVars).values(rows.slice(i, i + ROWS_PER_INSERT)));
-  await db.batch([db.delete(appEnvVars).where(eq(appEnvVars.appId, appId)), ...inserts, db.update(apps).set({ envVersion: version }).where(eq(apps.id, appId))]);
+  await db.batch([db.delete(appEnvVars).where(eq(appEnvVars.appId, appId)), ...inserts, appUpdateQuery(env, appId, { envVersion: version })]);
 }

@@ -1,8 +1,8 @@
-import { inArray, isNull, notExists, or, sql } from "drizzle-orm";
+import { type SQL, inArray, isNull, notExists, or, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { database } from "../db/client";
 import { r2Cleanup } from "../db/schema";
 import { describeError, log } from "../http/log";
-import { inFlightExportNamed } from "./store";
 
 /**
  * R2 work that is owed: objects to delete and multipart uploads to abort. Each piece is written to
@@ -92,9 +92,13 @@ export async function settle(env: Env, work: OwedWork[]): Promise<number> {
   return done.length;
 }
 
-/** The sweep's part: settles owed work, except uploads of exports still in flight. */
-export async function settleOwedWork(env: Env): Promise<number> {
-  const inFlight = inFlightExportNamed(env, r2Cleanup.exportId);
+/**
+ * The sweep's part: settles owed work, except uploads of exports still in flight. `inFlightNamed`
+ * is the exports owner's query of an in-flight export with the id in a column (src/exports/store.ts
+ * inFlightExportNamed), passed in so that this module does not import the store that imports it.
+ */
+export async function settleOwedWork(env: Env, inFlightNamed: (env: Env, exportId: SQLiteColumn) => SQL | Parameters<typeof notExists>[0]): Promise<number> {
+  const inFlight = inFlightNamed(env, r2Cleanup.exportId);
   const due = await database(env)
     .select({ id: r2Cleanup.id, key: r2Cleanup.key, uploadId: r2Cleanup.uploadId, exportId: r2Cleanup.exportId })
     .from(r2Cleanup)

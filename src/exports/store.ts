@@ -1,7 +1,8 @@
 import { and, desc, eq, gt, inArray, lte, ne, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { database } from "../db/client";
-import { databases, exports } from "../db/schema";
+import { exports } from "../db/schema";
+import { deleteDatabaseQuery } from "../databases/records";
 import { deleteObjects, insertOwed, owedDeletions, settle } from "./cleanup";
 import { IN_FLIGHT } from "./export-state";
 
@@ -185,6 +186,6 @@ export async function deleteDatabaseAndArchives(env: Env, databaseId: string, no
   const db = database(env);
   const refs = await db.select({ exportId: exports.id }).from(exports).where(eq(exports.databaseId, databaseId));
   const work = owedDeletions(refs.flatMap((r) => exportObjectKeys({ databaseId, exportId: r.exportId })));
-  await db.batch([db.delete(databases).where(eq(databases.id, databaseId)), ...insertOwed(env, work, now)]);
+  await db.batch([deleteDatabaseQuery(env, databaseId), ...insertOwed(env, work, now)]);
   await settle(env, work);
 }

@@ -1,7 +1,7 @@
 import { describeError, log } from "../http/log";
 import { settleOwedWork } from "./cleanup";
 import { sweepExpiredArchives } from "./retention";
-import { markExportFailed, overdueExports } from "./store";
+import { inFlightExportNamed, markExportFailed, overdueExports } from "./store";
 
 /** Overdue exports failed per cron run; the gate fails its own database's at once anyway. */
 export const OVERDUE_MAX_PER_RUN = 500;
@@ -33,7 +33,7 @@ export async function failOverdueExports(env: Env, now: number): Promise<number>
  * the run shows as failed.
  */
 export async function runSweep(env: Env, now: number, retentionSeconds: number): Promise<void> {
-  const steps = [() => failOverdueExports(env, now), () => sweepExpiredArchives(env, retentionSeconds, now), () => settleOwedWork(env)];
+  const steps = [() => failOverdueExports(env, now), () => sweepExpiredArchives(env, retentionSeconds, now), () => settleOwedWork(env, inFlightExportNamed)];
   let first: unknown;
   for (const step of steps) {
     try {

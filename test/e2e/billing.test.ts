@@ -5,7 +5,7 @@
  * wallet that cannot cover the first month gets 402 with its ledger unchanged.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppJson, type AppsStack, creditAccount, deployAndWait, httpdApp, repository, signedUp, startAppsStack } from "./apps-harness";
+import { type AppJson, type AppsStack, creditAccount, curlApp, deployAndWait, httpdApp, repository, signedUp, startAppsStack } from "./apps-harness";
 import type { ConsoleSession } from "./export-helpers";
 
 interface BilledApp extends AppJson {
@@ -41,6 +41,9 @@ async function account(credit: number): Promise<{ session: ConsoleSession; email
   return { session, email };
 }
 
+/** A GET answered with text (a log, a page), with the session's cookie. */
+const raw = (session: ConsoleSession, path: string) =>
+  fetch(stack.worker.url + path, { headers: { Origin: stack.worker.url, Cookie: (session as unknown as { cookie: string }).cookie } });
 const wallet = (session: ConsoleSession) => session.call<Wallet>("GET", "/console/api/wallet");
 const getApp = (session: ConsoleSession, id: string) => session.call<BilledApp>("GET", `/console/api/apps/${id}`);
 
@@ -78,6 +81,41 @@ describe("billing on a real engine", () => {
     expect(moved).toBeGreaterThanOrEqual(2500);
     expect(moved).toBeLessThanOrEqual(startedAt - Date.parse(stopped.billing.stopped_since!));
     expect((await wallet(session)).balance).toBe(800);
+  });
+
+  it("Deploy on a stopped app builds and keeps it stopped; Start runs the new version; billing moved only by the time stopped", async () => {
+    const { session } = await account(2000);
+    const repo = await repository(stack, `paused-${run}`, httpdApp("<h1>v1</h1>", { port: 8080 }));
+    const app = await session.call<BilledApp>("POST", "/console/api/apps", { name: "Paused", repository: repo, subdomain: `paused-${run}` });
+    const live = (await deployAndWait(session, app.id)) as BilledApp;
+    expect((await curlApp(stack, app.subdomain)).body).toContain("v1");
+    const stopped = await session.call<BilledApp>("POST", `/console/api/apps/${app.id}/stop`);
+    expect(stopped.status).toBe("stopped");
+
+    await repository(stack, `paused-${run}`, httpdApp("<h1>v2</h1>", { port: 8080 }));
+    const built = (await deployAndWait(session, app.id)) as BilledApp;
+    expect(built).toMatchObject({ status: "stopped", latest_deploy: { status: "live" } });
+    expect(built.billing).toEqual(stopped.billing);
+    expect((await curlApp(stack, app.subdomain)).status).toBe(503);
+    const log = await raw(session, `/console/api/apps/${app.id}/deploys/${built.latest_deploy!.id}/log`);
+    expect(await log.text()).toContain("Built. The app stays stopped; Start runs this version.");
+    const page = await raw(session, `/console/apps/${app.id}`);
+    expect(await page.text()).toContain("Built. The app stays stopped; Start runs this version.");
+    expect((await wallet(session)).balance).toBe(800);
+
+    const started = await session.call<BilledApp>("POST", `/console/api/apps/${app.id}/start`);
+    const startedAt = Date.now();
+    expect(started.status).toBe("running");
+    expect((await curlApp(stack, app.subdomain)).body).toContain("v2");
+    // Rule 4: the period's start stays; its end moved by exactly the time stopped; nothing charged.
+    expect(started.billing.period_start).toBe(live.billing.period_start);
+    expect(started.billing.stopped_since).toBeNull();
+    const moved = Date.parse(started.billing.period_end!) - Date.parse(live.billing.period_end!);
+    expect(moved).toBeGreaterThan(0);
+    expect(moved).toBeLessThanOrEqual(startedAt - Date.parse(stopped.billing.stopped_since!));
+    const w = await wallet(session);
+    expect(w.balance).toBe(800);
+    expect(w.entries.filter((e) => e.kind === "charge")).toHaveLength(1);
   });
 
   it("refuses a first deploy the wallet cannot cover with 402 and leaves the ledger as it was", async () => {

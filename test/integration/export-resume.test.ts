@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { managedDatabase } from "../../src/databases/service";
 import { R2_MIN_PART_BYTES } from "../../src/exports/archive-upload";
 import { settleOwedWork } from "../../src/exports/cleanup";
+import { inFlightExportNamed } from "../../src/exports/store";
 import { deadlineFor } from "../../src/exports/job-limits";
 import type { ExportJobMessage } from "../../src/exports/messages";
 import { archiveKey, stagingKey } from "../../src/exports/store";
@@ -115,7 +116,7 @@ describe("an export over several invocations", () => {
     expect(resumed.restored).toEqual(reference.restored);
     // The staging upload the dead invocation began is in no checkpoint; the sweep aborts it.
     expect(await leftovers(key, exportId)).toEqual({ objects: [], owed: 1 });
-    await settleOwedWork(env);
+    await settleOwedWork(env, inFlightExportNamed);
     expect(await leftovers(key, exportId)).toEqual({ objects: [], owed: 0 });
   }, 180_000);
 

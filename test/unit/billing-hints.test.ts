@@ -90,6 +90,30 @@ describe("billingHints", () => {
   });
 });
 
+describe("billingHints after the paid period (deploys and starts cannot skip a payment)", () => {
+  const after = Date.parse("2030-03-10T00:00:00.000Z");
+  it("a deploy of a stopped app builds only and charges nothing", () => {
+    const stopped = { ...paid, stopped_since: "2030-02-10T00:00:00.000Z" };
+    expect(billingHints({ status: "stopped", plan: "lite", billing: stopped }, after).deploy).toBe(
+      "Redeploy builds the new version and keeps the app stopped; nothing is charged. Start runs it.",
+    );
+    expect(billingHints({ status: "stopped", plan: "lite", billing: stopped }, after).start).toBe(
+      "Start charges nothing: the paid period's end moves later by the time the app was stopped.",
+    );
+  });
+  it("a failed app whose period ended: Redeploy charges one fresh month from then", () => {
+    expect(billingHints({ status: "failed", plan: "lite", billing: paid }, after).deploy).toBe(
+      "Redeploy charges 1,200 DA for a fresh month of the Lite plan from that moment: the paid period ended on 2030-02-28.",
+    );
+  });
+  it("an app stopped after its period ended: Start charges one fresh month from then", () => {
+    const late = { ...paid, stopped_since: "2030-03-01T00:00:00.000Z" };
+    expect(billingHints({ status: "stopped", plan: "lite", billing: late }, after).start).toBe(
+      "Start charges 1,200 DA for a fresh month of the Lite plan from that moment: the paid period ended on 2030-02-28.",
+    );
+  });
+});
+
 describe("renewalTime", () => {
   const base = { status: "running", billingCharged: true, periodEnd: 1000, stoppedSince: null } as AppRow;
   it.each<[string, Partial<AppRow>, number | null]>([

@@ -13,20 +13,54 @@ describe("applyBilling", () => {
   it.each<[string, BillingState, BillingEvent, number, number, BillingOutcome]>([
     [
       "rule 1: the first deploy charges the full plan price and starts a month",
-      UNCHARGED, { kind: "deploy", ...lite }, T0, 5000,
+      UNCHARGED, { kind: "deploy", ...lite, app: "idle" }, T0, 5000,
       { ok: true, state: paid, charge: { amount: 1200, periodStart: T0, periodEnd: FEB_END, description: "First month of the Lite plan" } },
     ],
     [
       "rule 1: exactly enough money is enough",
-      UNCHARGED, { kind: "deploy", ...lite }, T0, 1200,
+      UNCHARGED, { kind: "deploy", ...lite, app: "idle" }, T0, 1200,
       { ok: true, state: paid, charge: { amount: 1200, periodStart: T0, periodEnd: FEB_END, description: "First month of the Lite plan" } },
     ],
     [
       "rule 1: a wallet that cannot cover it refuses the deploy, no money moves",
-      UNCHARGED, { kind: "deploy", ...lite }, T0, 1199,
+      UNCHARGED, { kind: "deploy", ...lite, app: "idle" }, T0, 1199,
       { ok: false, code: "INSUFFICIENT_FUNDS", message: "Your wallet holds 1,199 DA; the first month of the Lite plan costs 1,200 DA." },
     ],
-    ["rule 2: a deploy after the first charge costs nothing", paid, { kind: "deploy", ...lite }, T0 + DAY, 0, same(paid)],
+    ["rule 2: a deploy after the first charge costs nothing", paid, { kind: "deploy", ...lite, app: "running" }, T0 + DAY, 0, same(paid)],
+    ["rule 2: a deploy of a failed app inside its paid period costs nothing", paid, { kind: "deploy", ...lite, app: "idle" }, FEB_END - 1, 0, same(paid)],
+    [
+      "deploy on a stopped app builds only and charges nothing, even after its period (nothing runs)",
+      { ...paid, stoppedSince: FEB_END, paymentDue: true }, { kind: "deploy", ...lite, app: "stopped" }, FEB_END + 40 * DAY, 0,
+      same({ ...paid, stoppedSince: FEB_END, paymentDue: true }),
+    ],
+    [
+      "a deploy that would run an app whose paid period ended charges one fresh month from now, never past months",
+      paid, { kind: "deploy", ...lite, app: "idle" }, FEB_END + 90 * DAY, 5000,
+      {
+        ok: true,
+        state: { ...paid, periodStart: FEB_END + 90 * DAY, periodEnd: Date.parse("2030-06-29T10:00:00.000Z") },
+        charge: { amount: 1200, periodStart: FEB_END + 90 * DAY, periodEnd: Date.parse("2030-06-29T10:00:00.000Z"), description: "A month of the Lite plan, from a deploy after the paid period ended" },
+      },
+    ],
+    [
+      "a deploy that would run an app whose paid period ended, without funds: 402, nothing moves",
+      paid, { kind: "deploy", ...lite, app: "idle" }, FEB_END, 1199,
+      { ok: false, code: "INSUFFICIENT_FUNDS", message: "Your wallet holds 1,199 DA; a month of the Lite plan costs 1,200 DA." },
+    ],
+    [
+      "a start of an app stopped after its paid period ended charges one fresh month from now",
+      { ...paid, stoppedSince: FEB_END + DAY }, { kind: "start", ...lite }, FEB_END + 3 * DAY, 1200,
+      {
+        ok: true,
+        state: { ...paid, periodStart: FEB_END + 3 * DAY, periodEnd: Date.parse("2030-04-03T10:00:00.000Z") },
+        charge: { amount: 1200, periodStart: FEB_END + 3 * DAY, periodEnd: Date.parse("2030-04-03T10:00:00.000Z"), description: "A month of the Lite plan, from a start after the paid period ended" },
+      },
+    ],
+    [
+      "a start of an app stopped after its paid period ended, without funds: 402, nothing moves",
+      { ...paid, stoppedSince: FEB_END + DAY }, { kind: "start", ...lite }, FEB_END + 3 * DAY, 0,
+      { ok: false, code: "INSUFFICIENT_FUNDS", message: "Your wallet holds 0 DA; a month of the Lite plan costs 1,200 DA." },
+    ],
     ["rule 2: redeploy, no charge, no refund", paid, { kind: "redeploy" }, T0 + DAY, 0, same(paid)],
     ["rule 2: restart, no charge, no refund", paid, { kind: "restart" }, T0 + DAY, 0, same(paid)],
     ["rule 3: stop starts the stopped clock", paid, { kind: "stop" }, T0 + DAY, 0, same({ ...paid, stoppedSince: T0 + DAY })],
@@ -47,6 +81,15 @@ describe("applyBilling", () => {
         ok: true,
         state: { ...paid, periodStart: FEB_END, periodEnd: Date.parse("2030-03-28T10:00:00.000Z"), paidPrice: 2500 },
         charge: { amount: 2500, periodStart: FEB_END, periodEnd: Date.parse("2030-03-28T10:00:00.000Z"), description: "Renewal of the Starter plan" },
+      },
+    ],
+    [
+      "renewal: a whole month late (the alarm could not run), the period starts now; no past month, no overlap",
+      paid, { kind: "renew", ...lite }, Date.parse("2030-04-01T10:00:00.000Z"), 5000,
+      {
+        ok: true,
+        state: { ...paid, periodStart: Date.parse("2030-04-01T10:00:00.000Z"), periodEnd: Date.parse("2030-05-01T10:00:00.000Z") },
+        charge: { amount: 1200, periodStart: Date.parse("2030-04-01T10:00:00.000Z"), periodEnd: Date.parse("2030-05-01T10:00:00.000Z"), description: "Renewal of the Lite plan" },
       },
     ],
     [

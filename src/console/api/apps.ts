@@ -1,8 +1,8 @@
 import { type Context, Hono } from "hono";
 import { appController } from "../../apps/app-controller";
 import { deployLogKey } from "../../apps/deploy-log";
-import { changeAppSettings, createApp } from "../../apps/service";
-import { AppSettingsRequest, NewAppRequest, PlanRequest } from "../../apps/settings";
+import { createApp } from "../../apps/service";
+import { AppSettingsPatch, NewAppRequest, PlanRequest } from "../../apps/settings";
 import {
   type AppRow,
   getDeploy,
@@ -63,10 +63,11 @@ export const appRoutes = new Hono<AppEnv>()
   .get("/:id", async (c) => c.json(await view(c, await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")))))
   .patch("/:id", async (c) => {
     const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
-    const input = await readJson(c, AppSettingsRequest);
+    const input = await readJson(c, AppSettingsPatch);
     checkSource(c, input.repository);
-    const saved = await changeAppSettings(c.env, app, input);
-    if (!saved.ok) throw invalid(`${saved.field}: ${saved.message}`);
+    const saved = await appController(c.env, app.id).changeSettings({ appId: app.id, settings: input, now: c.get("deps").now() });
+    if ("outcome" in saved) refused(saved);
+    else if (!saved.ok) throw invalid(`${saved.field}: ${saved.message}`);
     return c.json(await view(c, await getOwnedApp(c.env, c.get("accountId")!, app.id)));
   })
   .delete("/:id", async (c) => {

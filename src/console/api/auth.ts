@@ -1,8 +1,6 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { eq } from "drizzle-orm";
-import { database } from "../../db/client";
-import { accounts } from "../../db/schema";
+import { accountByEmail, insertAccount } from "../../auth/accounts";
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../../auth/password";
 import { endSession, startSession } from "../../auth/session";
 import type { AppEnv } from "../../http/context";
@@ -30,21 +28,12 @@ export const SAME_ANSWER_FOR_BAD_LOGIN = "The email or password is not right.";
 /** Creates an account; false when the email is taken. */
 export async function createAccount(env: Env, input: Credentials, now: number, id: string): Promise<boolean> {
   const passwordHash = await hashPassword(input.password);
-  const inserted = await database(env)
-    .insert(accounts)
-    .values({ id, email: input.email, passwordHash, createdAt: now })
-    .onConflictDoNothing()
-    .returning({ id: accounts.id });
-  return inserted.length === 1;
+  return insertAccount(env, { id, email: input.email, passwordHash, createdAt: now });
 }
 
 /** The account id for these credentials, or null; unknown emails cost as much as wrong passwords. */
 export async function checkCredentials(env: Env, input: Credentials): Promise<string | null> {
-  const row = await database(env)
-    .select({ id: accounts.id, passwordHash: accounts.passwordHash })
-    .from(accounts)
-    .where(eq(accounts.email, input.email))
-    .get();
+  const row = await accountByEmail(env, input.email);
   const ok = await verifyPassword(input.password, row?.passwordHash ?? DECOY_PASSWORD_HASH);
   return ok && row ? row.id : null;
 }

@@ -5,6 +5,7 @@ import { AppStatusBadge, type SettingsValues, SettingsFields, planLabel } from "
 import { ControlsCard } from "./app-controls";
 import { Csrf, DateTime } from "./components";
 import { DeployHistory, FailurePanel, liveState } from "./deploy-panel";
+import { BUILT_STOPPED, builtWhileStopped } from "../../apps/messages";
 import { DomainsSection, type DomainsSectionProps } from "./domains-section";
 import { type EnvPasteForm, type EnvRowsForm, EnvSection } from "./env-section";
 import type { Flash } from "./flash";
@@ -79,6 +80,11 @@ export function AppPage(props: AppPageProps) {
           <h1>{app.name}</h1>
           <AppStatusBadge status={app.status} />
         </div>
+        {builtWhileStopped(app) && (
+          <p class="notice" data-built-stopped="">
+            {BUILT_STOPPED}
+          </p>
+        )}
         <dl class="facts">
           <div>
             <dt>Address</dt>

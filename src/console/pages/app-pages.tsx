@@ -2,7 +2,7 @@ import { type Context, Hono } from "hono";
 import { appController } from "../../apps/app-controller";
 import { deployLogKey } from "../../apps/deploy-log";
 import { PLANS, type PlanId } from "../../apps/plans";
-import { changeAppSettings, createApp } from "../../apps/service";
+import { createApp } from "../../apps/service";
 import { AppSettingsRequest, NewAppRequest, PlanRequest } from "../../apps/settings";
 import { type AppRow, getDeploy, getOwnedApp, latestDeploy, listApps, listDeploys, viewApp, viewDeploy } from "../../apps/store";
 import { addRefusal } from "../../domains/refusals";
@@ -132,7 +132,11 @@ export const appPages = new Hono<AppEnv>()
     const row = await ownedApp(c);
     const form = await readForm(c, AppSettingsRequest);
     if (!form.ok) return render(c, <AppPage {...await appPageProps(c, row)} values={form.values} errors={placeErrors(form.errors)} />, 400);
-    const saved = await changeAppSettings(c.env, row, form.data);
+    const saved = await appController(c.env, row.id).changeSettings({ appId: row.id, settings: form.data, now: c.get("deps").now() });
+    if ("outcome" in saved) {
+      await setFlash(c, { error: saved.message });
+      return c.redirect(appPath(row.id), 303);
+    }
     if (!saved.ok) {
       return render(c, <AppPage {...await appPageProps(c, row)} values={form.values} errors={{ [saved.field]: saved.message }} />, 409);
     }

@@ -2,9 +2,7 @@ import type { Context } from "hono";
 import { html } from "hono/html";
 import type { Child } from "hono/jsx";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { eq } from "drizzle-orm";
-import { database } from "../../db/client";
-import { accounts } from "../../db/schema";
+import { accountEmail } from "../../auth/accounts";
 import type { AppEnv } from "../../http/context";
 import { ASSET_PATHS } from "./assets";
 import { Csrf } from "./components";
@@ -20,12 +18,8 @@ export interface Viewer {
 
 /** The signed-in viewer; call after the session has been loaded. */
 export async function loadViewer(c: Context<AppEnv>): Promise<Viewer> {
-  const row = await database(c.env)
-    .select({ email: accounts.email })
-    .from(accounts)
-    .where(eq(accounts.id, c.get("accountId")!))
-    .get();
-  return { email: row?.email ?? "", csrfToken: c.get("session")?.csrfToken ?? "", locale: viewerLocale(c) };
+  const email = await accountEmail(c.env, c.get("accountId")!);
+  return { email: email ?? "", csrfToken: c.get("session")?.csrfToken ?? "", locale: viewerLocale(c) };
 }
 
 /** The locale dates are formatted in, from the browser's `Accept-Language`. */

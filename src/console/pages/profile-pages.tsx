@@ -1,5 +1,6 @@
 import { Hono } from "hono";
-import { TokenName, createToken, listTokens, revokeToken, type TokenView } from "../api/tokens";
+import { TokenName } from "../api/tokens";
+import { createToken, listTokens, revokeToken, type TokenView } from "../../auth/token-store";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
 import { Csrf, DateTime, EmptyState, Field } from "./components";

@@ -1,0 +1,24 @@
+import { removeAppDomains } from "../domains/service";
+import type { ContainerRuntime } from "../runtime/types";
+import { deleteAppLogs } from "./deploy-log";
+import { APP_ID_LABEL, appImageRepository } from "./launch";
+import { type AppRow, deleteAppRecord, deployArtifacts } from "./store";
+
+/**
+ * Delete's work, run by the AppController with the app's change mark held: every instance and
+ * image of the app, its logs, its domains and its record.
+ */
+export async function teardownApp(env: Env, app: AppRow, runtime: ContainerRuntime | null): Promise<void> {
+  const artifacts = await deployArtifacts(env, app.id);
+  if (runtime) {
+    // What the records name, and what the engine itself holds for the app: an old instance whose
+    // removal after a switch never ran (its job or object was interrupted while it drained) is
+    // named by no record.
+    const [running, tagged] = await Promise.all([runtime.instances({ [APP_ID_LABEL]: app.id }), runtime.images(appImageRepository(app.id))]);
+    for (const id of new Set([app.instanceId, ...artifacts.map((d) => d.instanceId), ...running])) if (id) await runtime.remove(id);
+    for (const image of new Set([app.image, ...artifacts.map((d) => d.image), ...tagged])) if (image) await runtime.removeImage(image);
+  }
+  await deleteAppLogs(env.LOGS, app.id);
+  await removeAppDomains(env, app.id);
+  await deleteAppRecord(env, app.id);
+}
