@@ -68,6 +68,37 @@ const ConfigSchema = z.object({
       return text;
     }),
   PROBE_TIMEOUT_SECONDS: seconds("PROBE_TIMEOUT_SECONDS", 60),
+  /** Host ports app instances are published on, `<first>-<last>`; allocated in D1 (src/runtime/ports.ts). */
+  INSTANCE_PORT_RANGE: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = raw?.trim() || "20000-29999";
+      const m = /^(\d{1,5})-(\d{1,5})$/.exec(text);
+      const first = Number(m?.[1]);
+      const last = Number(m?.[2]);
+      if (!m || first < 1024 || last > 65535 || first > last) {
+        ctx.addIssue({ code: "custom", message: `INSTANCE_PORT_RANGE must be <first>-<last> within 1024-65535, such as 20000-29999, got "${raw}"` });
+        return z.NEVER;
+      }
+      return { first, last };
+    }),
+  /**
+   * Host address instances' ports are published on: the one the Worker reaches them at. Empty:
+   * loopback for an engine on this machine, else the engine's address when it is an IP address.
+   */
+  INSTANCE_BIND_ADDRESS: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = raw?.trim() ?? "";
+      if (text === "") return "";
+      if (text === "0.0.0.0" || text === "::" || !/^(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F:]+)$/.test(text)) {
+        ctx.addIssue({ code: "custom", message: `INSTANCE_BIND_ADDRESS must be one IP address of the engine's host (not every interface), got "${raw}"` });
+        return z.NEVER;
+      }
+      return text;
+    }),
   /**
    * SQL bytes one queue invocation of an export job dumps (and archive bytes it copies) before it
    * stores a checkpoint and leaves the rest to the next invocation. 1 GiB is about half of what
@@ -151,6 +182,8 @@ export const SETTING_DEFAULTS = {
   RUNTIME_URL: "",
   APPS_DOMAIN: "localhost",
   PROBE_TIMEOUT_SECONDS: 60,
+  INSTANCE_PORT_RANGE: { first: 20000, last: 29999 },
+  INSTANCE_BIND_ADDRESS: "",
   EXPORT_INVOCATION_BYTES: 1024 ** 3,
   ...DOMAIN_SETTING_DEFAULTS,
 } as const;

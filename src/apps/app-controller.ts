@@ -5,7 +5,7 @@ import { database } from "../db/client";
 import { apps, deploys } from "../db/schema";
 import { removeAppDomains } from "../domains/service";
 import { describeError, log } from "../http/log";
-import { runtimeFromUrl } from "../runtime";
+import { appNetworkName, runtimeFor, runtimeFromUrl } from "../runtime";
 import type { Instance } from "../runtime/types";
 import { type Control, type ControlDecision, type InFlight, decideControl } from "./controls";
 import { deleteAppLogs } from "./deploy-log";
@@ -200,7 +200,7 @@ export class AppController extends DurableObject<Env> {
       });
     }
     const appId = this.ctx.storage.kv.get<string>("app_id");
-    if (appId && !this.#inFlight()) await renewIfDue(this.env, appId, now, runtimeFromUrl(getConfig(this.env).RUNTIME_URL));
+    if (appId && !this.#inFlight()) await renewIfDue(this.env, appId, now, runtimeFor(this.env));
     await this.#reschedule(now);
   }
 
@@ -276,7 +276,7 @@ export class AppController extends DurableObject<Env> {
         await db.update(apps).set({ plan: input.plan }).where(eq(apps.id, app.id));
         return { outcome: "done" };
       }
-      const runtime = runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
+      const runtime = runtimeFor(this.env);
       if (!runtime) return NO_ENGINE;
       const launched = await this.#launch(app, runtime, input.plan);
       if (!launched.ok) return launched.refusal;
@@ -331,7 +331,7 @@ export class AppController extends DurableObject<Env> {
   /** Delete: instance, images, logs and record removed; cannot be undone. */
   async delete(input: { appId: string; now: number }): Promise<ControlResult> {
     const result = (await this.#control("delete", input.appId, input.now, async (app): Promise<ControlResult> => {
-      const runtime = runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
+      const runtime = runtimeFor(this.env);
       const db = database(this.env);
       const images = await db.select({ image: deploys.image, instanceId: deploys.instanceId }).from(deploys).where(eq(deploys.appId, app.id));
       if (runtime) {
@@ -341,6 +341,7 @@ export class AppController extends DurableObject<Env> {
         const [running, tagged] = await Promise.all([runtime.instances({ [APP_ID_LABEL]: app.id }), runtime.images(appImageRepository(app.id))]);
         for (const id of new Set([app.instanceId, ...images.map((d) => d.instanceId), ...running])) if (id) await runtime.remove(id);
         for (const image of new Set([app.image, ...images.map((d) => d.image), ...tagged])) if (image) await runtime.removeImage(image);
+        await runtime.removeNetwork(appNetworkName(app.id));
       }
       await deleteAppLogs(this.env.LOGS, app.id);
       await removeAppDomains(this.env, app.id);
@@ -353,7 +354,7 @@ export class AppController extends DurableObject<Env> {
 
   #engineControl(control: "stop" | "start" | "restart", input: { appId: string; now: number }, run: (app: AppRow, runtime: NonNullable<ReturnType<typeof runtimeFromUrl>>) => Promise<ControlResult>): Promise<ControlResult> {
     return this.#control(control, input.appId, input.now, async (app) => {
-      const runtime = runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
+      const runtime = runtimeFor(this.env);
       if (!runtime) return NO_ENGINE;
       return run(app, runtime);
     }) as Promise<ControlResult>;

@@ -3,7 +3,7 @@ import { getConfig } from "../config";
 import { database } from "../db/client";
 import { deploys } from "../db/schema";
 import { describeError, log } from "../http/log";
-import { runtimeFromUrl } from "../runtime";
+import { runtimeFor } from "../runtime";
 import { type ContainerRuntime, type Instance, RuntimeUnavailableError } from "../runtime/types";
 import { buildContextFromArchive } from "../source/context";
 import { archiveUrl } from "../source/forge";
@@ -83,7 +83,7 @@ export async function runDeployJob(env: Env, message: Message<DeployJobMessage>,
   };
   try {
     if (message.attempts > 1) await deployLog.step(`Try ${message.attempts} of ${DEPLOY_MAX_ATTEMPTS}`);
-    const runtime = runtimeFromUrl(getConfig(env).RUNTIME_URL);
+    const runtime = runtimeFor(env);
     if (!runtime) {
       await fail({ kind: "no_engine", message: "No container engine is configured. Set RUNTIME_URL to the Docker Engine API address; npm start does this when Docker runs on the machine." });
       message.ack();

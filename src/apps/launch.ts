@@ -1,3 +1,4 @@
+import { appNetworkName } from "../runtime";
 import { type ContainerRuntime, type Instance, InstanceExitedError, RuntimeUnavailableError } from "../runtime/types";
 import { type PlanId, planLimits } from "./plans";
 import { probeInstance } from "./probe";
@@ -50,6 +51,7 @@ export async function launchInstance(
       env: spec.env,
       port: spec.port,
       limits: planLimits(spec.plan),
+      network: appNetworkName(spec.appId),
     });
   } catch (err) {
     if (err instanceof RuntimeUnavailableError) throw err;

@@ -6,7 +6,7 @@ import { getConfig } from "../config";
 import { database } from "../db/client";
 import { apps } from "../db/schema";
 import { describeError, log } from "../http/log";
-import { runtimeFromUrl } from "../runtime";
+import { runtimeFor } from "../runtime";
 import { sameVariables } from "./diff";
 import type { EnvVariable } from "./rules";
 import { launchEnv, readEnv, writeEnv } from "./store";
@@ -74,7 +74,7 @@ export async function applyEnv(env: Env, appId: string, version: number, options
       .where(eq(apps.id, appId));
   try {
     const app = await getApp(env, appId);
-    const runtime = runtimeFromUrl(getConfig(env).RUNTIME_URL);
+    const runtime = runtimeFor(env);
     if (!app || !isServing(app)) return;
     if (!runtime) return void (await fail("No container engine is configured, so no instance with the new variables could be started."));
     const variables = await launchEnv(env, appId);
