@@ -92,6 +92,7 @@ describe("instance ports in D1", () => {
     const app = await client.json<AppJson>("POST", "/console/api/apps", { name: "Ports", repository });
     await client.json("POST", `/console/api/apps/${app.id}/deploy`);
     expect((await waitForDeploy(client, app.id)).status).toBe("running");
+    expect((await client.json<{ instance: unknown }>("GET", `/console/api/apps/${app.id}`)).instance).toEqual({ state: "running", restarts: 0, exit_code: null, oom_killed: false });
     const key = engineKey(env.RUNTIME_URL);
     const mine = (await heldPorts(db(), key)).filter((r) => r.appId === app.id);
     expect(mine).toHaveLength(1);

@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { PLAN_IDS, type PlanId, planLimits } from "../../src/apps/plans";
+import { type InstanceView, viewInstance } from "../../src/apps/store";
+import type { InstanceRunState } from "../../src/runtime/types";
 import { defaultBindAddress } from "../../src/runtime/docker";
 import { CAP_DROP, CAP_KEPT, CRASH_RULE, type ObservedProcess, instanceHealth, instanceHostConfig } from "../../src/runtime/settings";
 
@@ -93,4 +95,16 @@ describe("crashed: the engine gave up, or N restarts within a window", () => {
   ])("%s", (_name, observed, health) => {
     expect(instanceHealth(observed, now)).toBe(health);
   });
+});
+
+describe("the app JSON's instance field", () => {
+  const now = 1_000_000_000;
+  const state = (status: InstanceRunState["status"], restarts: number, exitCode: number | null, oomKilled = false): InstanceRunState => ({ id: "i", status, restarts, exitCode, oomKilled, createdAt: now - 1000 });
+  it.each<[string, InstanceRunState, string | undefined, InstanceView]>([
+    ["running", state("running", 0, null), undefined, { state: "running", restarts: 0, exit_code: null, oom_killed: false }],
+    ["running again after a crash", state("running", 2, 1), undefined, { state: "running", restarts: 2, exit_code: 1, oom_killed: false }],
+    ["restarting after an OOM kill", state("restarting", 1, 137, true), undefined, { state: "restarting", restarts: 1, exit_code: 137, oom_killed: true }],
+    ["crashed, with its last output", state("exited", 5, 3), "boom\n", { state: "crashed", restarts: 5, exit_code: 3, oom_killed: false, output: "boom\n" }],
+    ["output only when crashed", state("running", 0, null), "hello\n", { state: "running", restarts: 0, exit_code: null, oom_killed: false }],
+  ])("%s", (_name, s, output, view) => expect(viewInstance(s, now, output)).toEqual(view));
 });
