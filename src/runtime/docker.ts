@@ -115,7 +115,8 @@ export class DockerRuntime implements ContainerRuntime {
   async state(id: string): Promise<InstanceRunState | null> {
     const c = await this.container(id);
     if (!c) return null;
-    const exited = c.State?.FinishedAt !== undefined && !c.State.FinishedAt.startsWith("0001-");
+    // The engine resets the exit code when the process starts again: a running one has none.
+    const exited = c.State?.Status !== "running" && c.State?.FinishedAt !== undefined && !c.State.FinishedAt.startsWith("0001-");
     return {
       id: c.Id,
       status: c.State?.Status ?? "created",

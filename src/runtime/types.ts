@@ -71,7 +71,7 @@ export interface InstanceRunState {
   status: "created" | "running" | "restarting" | "paused" | "exited" | "dead" | "removing";
   /** Times the engine restarted the process after it exited non-zero. */
   restarts: number;
-  /** The last exit code; null while it never exited. */
+  /** The last exit code; null while running (the engine resets it on each start) or before it ever exited. */
   exitCode: number | null;
   /** Whether the last exit was the kernel's out-of-memory kill. */
   oomKilled: boolean;
