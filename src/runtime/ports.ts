@@ -18,7 +18,7 @@ export interface PortRange {
 }
 
 /** Tries of `startWithPort` before giving up: ports refused by the engine, or lost to a concurrent allocation. */
-export const PORT_TRIES = 20;
+export const PORT_TRIES = 30;
 
 /** The engine's key in the table: host and port of its URL, never its credentials. */
 export function engineKey(runtimeUrl: string): string {
@@ -51,14 +51,14 @@ export class NoFreePortError extends RuntimeUnavailableError {}
  */
 export async function allocatePort(
   db: Database,
-  input: { engine: string; range: PortRange; appId: string; instanceName: string; now: number; exclude?: ReadonlySet<number> },
+  input: { engine: string; range: PortRange; appId: string; instanceName: string; now: number; exclude?: ReadonlySet<number>; after?: number },
 ): Promise<number | null> {
   const inRange = and(eq(instancePorts.engine, input.engine), gte(instancePorts.port, input.range.first), lte(instancePorts.port, input.range.last));
   const [rows, last] = await Promise.all([
     db.select({ port: instancePorts.port }).from(instancePorts).where(inRange),
     db.select({ port: instancePorts.port }).from(instancePorts).where(inRange).orderBy(desc(instancePorts.allocatedAt), desc(instancePorts.port)).limit(1),
   ]);
-  const port = pickPort(input.range, new Set(rows.map((r) => r.port)), last[0]?.port ?? null, input.exclude);
+  const port = pickPort(input.range, new Set(rows.map((r) => r.port)), input.after ?? last[0]?.port ?? null, input.exclude);
   if (port === null) throw new NoFreePortError(`Every host port in ${input.range.first}-${input.range.last} is held by an instance.`);
   const inserted = await db
     .insert(instancePorts)
@@ -95,7 +95,9 @@ export async function heldPorts(db: Database, engine: string): Promise<{ port: n
 /**
  * Allocates a port, then starts the instance on it. A port the engine refuses (something outside
  * the control plane holds it) is freed and the next one tried; so is one a concurrent allocation
- * took first. The port stays held by an instance that exited at once (it still exists).
+ * took first. After a refusal the search goes on from a random point of the range: ports held
+ * outside the control plane tend to come in runs. The port stays held by an instance that exited
+ * at once (it still exists).
  */
 export async function startWithPort(
   runtime: ContainerRuntime,
@@ -105,8 +107,10 @@ export async function startWithPort(
 ): Promise<Instance> {
   const appId = spec.labels["control-plane.app_id"] ?? spec.labels.app_id ?? "";
   const refused = new Set<number>();
+  const { first, last } = options.range;
   for (let attempt = 0; attempt < PORT_TRIES; attempt++) {
-    const port = await allocatePort(db, { engine: options.engine, range: options.range, appId, instanceName: spec.name, now: options.now?.() ?? Date.now(), exclude: refused });
+    const after = refused.size > 0 ? first + Math.floor(Math.random() * (last - first + 1)) : undefined;
+    const port = await allocatePort(db, { engine: options.engine, range: options.range, appId, instanceName: spec.name, now: options.now?.() ?? Date.now(), exclude: refused, after });
     if (port === null) continue;
     try {
       const instance = await runtime.start({ ...spec, hostPort: port });
