@@ -341,7 +341,8 @@ export class AppController extends DurableObject<Env> {
         const [running, tagged] = await Promise.all([runtime.instances({ [APP_ID_LABEL]: app.id }), runtime.images(appImageRepository(app.id))]);
         for (const id of new Set([app.instanceId, ...images.map((d) => d.instanceId), ...running])) if (id) await runtime.remove(id);
         for (const image of new Set([app.image, ...images.map((d) => d.image), ...tagged])) if (image) await runtime.removeImage(image);
-        await runtime.removeNetwork(appNetworkName(app.id));
+        // A network some unlabelled container still uses stays behind rather than block Delete.
+        await runtime.removeNetwork(appNetworkName(app.id)).catch((err: unknown) => log("warn", "app network not removed", { app_id: app.id, ...describeError(err) }));
       }
       await deleteAppLogs(this.env.LOGS, app.id);
       await removeAppDomains(this.env, app.id);
