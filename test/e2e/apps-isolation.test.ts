@@ -26,7 +26,7 @@ beforeAll(async () => {
   alice = await signedUp(stack.worker.url);
   bob = await signedUp(stack.worker.url);
   sessions.push(alice, bob);
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const session of sessions) {
@@ -216,8 +216,9 @@ describe("an app whose process exits non-zero by itself", () => {
     while (Date.now() < deadline) {
       instance = (await alice.call<{ instance: InstanceJson | null }>("GET", `/console/api/apps/${app.id}`)).instance;
       if (instance?.state === "crashed") break;
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, 200));
     }
+
     expect(instance).toMatchObject({ state: "crashed", exit_code: 3, oom_killed: false });
     expect(instance!.restarts).toBeGreaterThanOrEqual(5);
     expect(instance!.output).toContain("crashing on purpose");
