@@ -121,6 +121,22 @@ const ConfigSchema = z.object({
    */
   PROXY_HEADER_TIMEOUT_SECONDS: seconds("PROXY_HEADER_TIMEOUT_SECONDS", 100),
   /**
+   * Host address instances' ports are published on: the one the Worker reaches them at. Empty:
+   * loopback for an engine on this machine, else the engine's address when it is an IP address.
+   */
+  INSTANCE_BIND_ADDRESS: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = raw?.trim() ?? "";
+      if (text === "") return "";
+      if (text === "0.0.0.0" || text === "::" || !/^(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F:]+)$/.test(text)) {
+        ctx.addIssue({ code: "custom", message: `INSTANCE_BIND_ADDRESS must be one IP address of the engine's host (not every interface), got "${raw}"` });
+        return z.NEVER;
+      }
+      return text;
+    }),
+  /**
    * SQL bytes one queue invocation of an export job dumps (and archive bytes it copies) before it
    * stores a checkpoint and leaves the rest to the next invocation. 1 GiB is about half of what
    * one invocation managed within the platform's limits (5 minutes CPU, 15 minutes wall).
@@ -220,6 +236,7 @@ export const SETTING_DEFAULTS = {
   SOURCE_MAX_ENTRIES: 100_000,
   SOURCE_TIMEOUT_SECONDS: 300,
   ALLOW_LOCAL_SOURCES: false,
+  INSTANCE_BIND_ADDRESS: "",
   EXPORT_INVOCATION_BYTES: 1024 ** 3,
   EXPORT_JOURNAL_MAX_BYTES: 1024 ** 3,
   ...DOMAIN_SETTING_DEFAULTS,

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { z } from "zod";
 import { getConfig } from "../config";
 import { log } from "../http/log";
-import { runtimeFromUrl } from "../runtime";
+import { runtimeFor } from "../runtime";
 import type { ContainerRuntime, Instance } from "../runtime/types";
 import { type Control, type ControlDecision, type ControlResult, type DeployResult, DEPLOY_IN_PROGRESS_MESSAGE, DEPLOY_DEADLINE_MS, type InFlight } from "./controls";
 import { type InFlightRecord, NOT_CURRENT, NO_ENGINE, type Refusal, decideControl, nextAlarm, refusal } from "./controls";
@@ -43,7 +43,7 @@ export class AppController extends DurableObject<Env> {
     return true;
   }
 
-  #runtime = (): ContainerRuntime | null => runtimeFromUrl(getConfig(this.env).RUNTIME_URL);
+  #runtime = (): ContainerRuntime | null => runtimeFor(this.env);
 
   /** What is in flight now, for the console (the deploy button's label). */
   inFlight(): InFlight {

@@ -1,6 +1,6 @@
 import { getConfig } from "../config";
 import { describeError, log } from "../http/log";
-import { runtimeFromUrl } from "../runtime";
+import { runtimeFor } from "../runtime";
 import { type ContainerRuntime, RuntimeUnavailableError } from "../runtime/types";
 import { fetchAndBuild } from "../source/build-step";
 import { appController } from "./app-controller";
@@ -76,7 +76,7 @@ export async function runDeployJob(env: Env, message: Message<DeployJobMessage>,
   };
   try {
     if (message.attempts > 1) await deployLog.step(`Try ${message.attempts} of ${DEPLOY_MAX_ATTEMPTS}`);
-    const runtime = runtimeFromUrl(getConfig(env).RUNTIME_URL);
+    const runtime = runtimeFor(env);
     if (!runtime) {
       await fail({ kind: "no_engine", message: "No container engine is configured. Set RUNTIME_URL to the Docker Engine API address; npm start does this when Docker runs on the machine." });
       message.ack();

@@ -1,4 +1,5 @@
 import { log as serviceLog, describeError } from "../http/log";
+import { appNetworkName } from "../runtime";
 import { type ContainerRuntime, type Instance, InstanceExitedError, RuntimeUnavailableError } from "../runtime/types";
 import { type PlanId, planLimits } from "./plans";
 import { probeInstance } from "./probe";
@@ -61,6 +62,7 @@ export async function launchInstance(
       env: spec.env,
       port: spec.port,
       limits: planLimits(spec.plan),
+      network: appNetworkName(spec.appId),
     });
   } catch (err) {
     if (err instanceof RuntimeUnavailableError) throw err;

@@ -4,17 +4,17 @@
  * above). SPEC.md, app deployment contract 8: the entry plan Lite costs 1,200 DA per app per month.
  */
 export const PLANS = {
-  lite: { label: "Lite", memoryMb: 256, cpus: 0.25, priceDa: 1200, customDomains: false },
-  starter: { label: "Starter", memoryMb: 512, cpus: 0.5, priceDa: 2500, customDomains: true },
-  pro: { label: "Pro", memoryMb: 1024, cpus: 1, priceDa: 6000, customDomains: true },
+  lite: { label: "Lite", memoryMb: 256, cpus: 0.25, pids: 128, priceDa: 1200, customDomains: false },
+  starter: { label: "Starter", memoryMb: 512, cpus: 0.5, pids: 256, priceDa: 2500, customDomains: true },
+  pro: { label: "Pro", memoryMb: 1024, cpus: 1, pids: 512, priceDa: 6000, customDomains: true },
 } as const;
 
 export type PlanId = keyof typeof PLANS;
 export const PLAN_IDS = Object.keys(PLANS) as [PlanId, ...PlanId[]];
 export const DEFAULT_PLAN: PlanId = "lite";
 
-/** The instance limits of a plan, as the container engine takes them. */
-export function planLimits(plan: PlanId): { memoryBytes: number; cpus: number } {
-  const { memoryMb, cpus } = PLANS[plan];
-  return { memoryBytes: memoryMb * 1024 * 1024, cpus };
+/** The instance limits of a plan, as the container engine takes them (`pids`: processes and threads). */
+export function planLimits(plan: PlanId): { memoryBytes: number; cpus: number; pids: number } {
+  const { memoryMb, cpus, pids } = PLANS[plan];
+  return { memoryBytes: memoryMb * 1024 * 1024, cpus, pids };
 }

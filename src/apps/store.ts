@@ -5,6 +5,8 @@ import { database } from "../db/client";
 import { type AppStatus, type DeployStatus, type PortSource, apps, deploys } from "../db/schema";
 import { notFound } from "../http/errors";
 import { iso, isUuid } from "../lib/time";
+import { instanceHealth } from "../runtime/instance-settings";
+import type { InstanceRunState } from "../runtime/types";
 import type { PlanId } from "./plans";
 
 /**
@@ -272,6 +274,36 @@ export interface AppView {
   latest_deploy: DeployView | null;
   env: EnvStateView;
   billing: BillingView;
+  /** The serving instance's process as the engine reports it; null when none serves (or the engine is not reachable). */
+  instance: InstanceView | null;
+}
+
+/**
+ * The serving instance: `running`, `restarting` (the engine restarts it after a crash, on the same
+ * port) or `crashed` (restarted too often, or it will not be restarted), with the engine's
+ * restart count, its last exit code and whether the kernel's out-of-memory killer ended it.
+ * `output`: the last 50 lines of a crashed instance's output.
+ */
+export interface InstanceView {
+  state: "running" | "restarting" | "crashed";
+  restarts: number;
+  exit_code: number | null;
+  oom_killed: boolean;
+  output?: string;
+}
+
+/** Lines of a crashed instance's output shown with it. */
+export const CRASH_OUTPUT_LINES = 50;
+
+export function viewInstance(state: InstanceRunState, now: number, output?: string): InstanceView {
+  const health = instanceHealth(state, now);
+  return {
+    state: health,
+    restarts: state.restarts,
+    exit_code: state.exitCode,
+    oom_killed: state.oomKilled,
+    ...(health === "crashed" && output !== undefined ? { output } : {}),
+  };
 }
 
 /**
@@ -297,7 +329,7 @@ export function viewEnvState(row: AppRow): EnvStateView {
   };
 }
 
-export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: string, requestUrl: string): AppView {
+export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: string, requestUrl: string, instance: InstanceView | null = null): AppView {
   const hostname = `${row.subdomain}.${appsDomain}`;
   return {
     id: row.id,
@@ -319,6 +351,7 @@ export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: 
     latest_deploy: latest ? viewDeploy(latest) : null,
     env: viewEnvState(row),
     billing: viewBilling(row),
+    instance,
   };
 }
 

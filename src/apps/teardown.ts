@@ -1,4 +1,6 @@
 import { removeAppDomains } from "../domains/service";
+import { describeError, log } from "../http/log";
+import { appNetworkName } from "../runtime";
 import type { ContainerRuntime } from "../runtime/types";
 import { deleteAppLogs } from "./deploy-log";
 import { APP_ID_LABEL, appImageRepository } from "./launch";
@@ -17,6 +19,8 @@ export async function teardownApp(env: Env, app: AppRow, runtime: ContainerRunti
     const [running, tagged] = await Promise.all([runtime.instances({ [APP_ID_LABEL]: app.id }), runtime.images(appImageRepository(app.id))]);
     for (const id of new Set([app.instanceId, ...artifacts.map((d) => d.instanceId), ...running])) if (id) await runtime.remove(id);
     for (const image of new Set([app.image, ...artifacts.map((d) => d.image), ...tagged])) if (image) await runtime.removeImage(image);
+    // A network some unlabelled container still uses stays behind rather than block Delete.
+    await runtime.removeNetwork?.(appNetworkName(app.id)).catch((err: unknown) => log("warn", "app network not removed", { app_id: app.id, ...describeError(err) }));
   }
   await deleteAppLogs(env.LOGS, app.id);
   await removeAppDomains(env, app.id);

@@ -234,6 +234,26 @@ export const deploys = sqliteTable(
   (t) => [index("deploys_app_idx").on(t.appId, t.startedAt)],
 );
 
+/**
+ * Host ports of app instances (owner: src/runtime/ports.ts). A row holds its port on its engine
+ * from before the instance starts until after it is removed, crashed or restarting in between;
+ * no two rows hold the same port of one engine.
+ */
+export const instancePorts = sqliteTable(
+  "instance_ports",
+  {
+    /** The engine's address (host and port of RUNTIME_URL, no credentials). */
+    engine: text("engine").notNull(),
+    port: integer("port").notNull(),
+    appId: text("app_id").notNull(),
+    /** The instance's name, known before it starts; its id once started. */
+    instanceName: text("instance_name").notNull(),
+    instanceId: text("instance_id"),
+    allocatedAt: integer("allocated_at").notNull(),
+  },
+  (t) => [uniqueIndex("instance_ports_engine_port_idx").on(t.engine, t.port), index("instance_ports_instance_idx").on(t.engine, t.instanceId)],
+);
+
 /** SPEC.md States "Custom domain" (src/domains/states.ts); shown as `Pending DNS`, `Verifying…`, `Active`, `Error`. */
 export const CUSTOM_DOMAIN_STATUSES = ["pending_dns", "verifying", "active", "error"] as const;
 

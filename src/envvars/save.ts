@@ -3,7 +3,7 @@ import { launchAndSwitch, liveSpec } from "../apps/launch";
 import type { PlanId } from "../apps/plans";
 import { getConfig } from "../config";
 import { log } from "../http/log";
-import { runtimeFromUrl } from "../runtime";
+import { runtimeFor } from "../runtime";
 import { sameVariables } from "./diff";
 import type { EnvVariable } from "./rules";
 import { launchEnv, readEnv, writeEnv } from "./store";
@@ -67,7 +67,7 @@ export async function applyEnv(env: Env, appId: string, version: number): Promis
   const fail = (message: string) => updateApp(env, appId, { envFailure: { version, message, log: lines.join("\n"), at: Date.now() } });
   try {
     const app = await getApp(env, appId);
-    const runtime = runtimeFromUrl(getConfig(env).RUNTIME_URL);
+    const runtime = runtimeFor(env);
     if (!app || !isServing(app)) return;
     if (!runtime) return void (await fail("No container engine is configured, so no instance with the new variables could be started."));
     const variables = await launchEnv(env, appId);

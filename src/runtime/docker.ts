@@ -1,17 +1,21 @@
 /**
  * `ContainerRuntime` on the Docker Engine HTTP API (legacy JSON-lines builder, one container per
- * instance, the app's port published on a random host port). Runs in workerd and in Node.
+ * instance with the settings of `settings.ts`, each app on its own bridge network, the app's port
+ * published on the host port the control plane allocated). Runs in workerd and in Node.
  */
 import { DockerEngineClient, engineMessage } from "./docker-client";
 import { BuildProgress, JsonLinesDecoder, demultiplexLogs } from "./docker-stream";
+import { instanceHostConfig } from "./instance-settings";
 import {
   type BuildOutcome,
   type BuildSpec,
   type ContainerRuntime,
   type Instance,
+  type InstanceRunState,
   type InstanceSpec,
   type InstanceState,
   InstanceExitedError,
+  PortTakenError,
   RuntimeUnavailableError,
 } from "./types";
 
@@ -23,12 +27,20 @@ export interface DockerRuntimeOptions {
   publishHost?: string;
   /** Grace period before stop and restart kill the process; Docker's own default is 10 s. */
   stopTimeoutSeconds?: number;
+  /**
+   * Host address published ports are bound to: the one the Worker reaches them at. Default: the
+   * loopback address when `publishHost` is loopback, `publishHost` itself when it is an IP
+   * address, otherwise 127.0.0.1 (never every interface).
+   */
+  bindAddress?: string;
 }
 
 /** The subset of `GET /containers/{id}/json` read here. */
 interface ContainerJson {
   Id: string;
-  State?: { Running?: boolean; ExitCode?: number };
+  Created?: string;
+  RestartCount?: number;
+  State?: { Status?: InstanceRunState["status"]; Running?: boolean; Restarting?: boolean; ExitCode?: number; OOMKilled?: boolean; FinishedAt?: string };
   Config?: { Image?: string };
   NetworkSettings?: { Ports?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null };
 }
@@ -38,11 +50,13 @@ export class DockerRuntime implements ContainerRuntime {
   private readonly client: DockerEngineClient;
   private readonly publishHost: string;
   private readonly stopTimeout: string;
+  private readonly hostIp: string;
 
   constructor(options: DockerRuntimeOptions) {
     this.client = new DockerEngineClient(options.url, options.fetch);
     this.publishHost = options.publishHost ?? new URL(options.url).hostname;
     this.stopTimeout = String(options.stopTimeoutSeconds ?? 10);
+    this.hostIp = options.bindAddress ?? defaultBindAddress(this.publishHost);
   }
 
   async ping(): Promise<{ apiVersion: string }> {
@@ -91,7 +105,7 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   async start(spec: InstanceSpec): Promise<Instance> {
-    const portKey = `${spec.port}/tcp`;
+    if (spec.network) await this.ensureNetwork(spec.network, {});
     const created = await this.client.json<{ Id: string }>("POST", "/containers/create", {
       query: { name: spec.name },
       json: {
@@ -99,15 +113,9 @@ export class DockerRuntime implements ContainerRuntime {
         // Exactly the app's variables: the deployment contract sets no PORT.
         Env: Object.entries(spec.env).map(([key, value]) => `${key}=${value}`),
         Labels: spec.labels,
-        ExposedPorts: { [portKey]: {} },
-        HostConfig: {
-          // HostPort "" lets the engine pick a free port; reading it back gives the URL.
-          PortBindings: { [portKey]: [{ HostIp: this.bindAddress(), HostPort: "" }] },
-          Memory: spec.limits.memoryBytes,
-          // Equal to Memory: no swap on top of the plan's memory.
-          MemorySwap: spec.limits.memoryBytes,
-          NanoCpus: Math.round(spec.limits.cpus * 1e9),
-        },
+        ExposedPorts: { [`${spec.port}/tcp`]: {} },
+        // Without a host port the engine picks a free one; reading it back gives the URL.
+        HostConfig: instanceHostConfig(spec.limits, { containerPort: spec.port, hostIp: this.hostIp, hostPort: spec.hostPort ?? 0 }, spec.network),
       },
     });
     const id = created.body.Id;
@@ -116,15 +124,49 @@ export class DockerRuntime implements ContainerRuntime {
     } catch (error) {
       // A container that never started would keep its name taken; the caller cannot retry otherwise.
       await this.remove(id).catch(() => undefined);
+      if (spec.hostPort && error instanceof Error && PORT_TAKEN.test(error.message)) throw new PortTakenError(spec.hostPort);
       throw error;
     }
     return this.running(id);
   }
 
+  async state(id: string): Promise<InstanceRunState | null> {
+    const c = await this.container(id);
+    if (!c) return null;
+    // The engine resets the exit code when the process starts again: a running one has none.
+    const exited = c.State?.Status !== "running" && c.State?.FinishedAt !== undefined && !c.State.FinishedAt.startsWith("0001-");
+    return {
+      id: c.Id,
+      status: c.State?.Status ?? "created",
+      restarts: c.RestartCount ?? 0,
+      exitCode: exited ? (c.State?.ExitCode ?? null) : null,
+      oomKilled: c.State?.OOMKilled === true,
+      createdAt: c.Created ? Date.parse(c.Created) : 0,
+    };
+  }
+
+  async ensureNetwork(name: string, labels: Record<string, string>): Promise<void> {
+    const found = await this.client.request("GET", `/networks/${seg(name)}`, { accept: [404] });
+    await found.arrayBuffer();
+    if (found.ok) return;
+    // A plain bridge: not Internal, so instances reach the internet; Docker isolates user-defined
+    // bridges from one another. 409: another launch created it meanwhile.
+    await this.drain(
+      this.client.request("POST", "/networks/create", {
+        json: { Name: name, Driver: "bridge", CheckDuplicate: true, Internal: false, Attachable: false, Labels: labels },
+        accept: [409],
+      }),
+    );
+  }
+
+  async removeNetwork(name: string): Promise<void> {
+    await this.drain(this.client.request("DELETE", `/networks/${seg(name)}`, { accept: [404] }));
+  }
+
   async inspect(id: string): Promise<InstanceState | null> {
     const c = await this.container(id);
     if (!c) return null;
-    const running = c.State?.Running === true;
+    const running = isRunning(c);
     return { id: c.Id, running, url: running ? this.urlOf(c) : null, image: c.Config?.Image ?? "" };
   }
 
@@ -190,8 +232,8 @@ export class DockerRuntime implements ContainerRuntime {
   private async running(id: string): Promise<Instance> {
     const c = await this.container(id);
     if (!c) throw new RuntimeUnavailableError("The container engine lost an instance it had just started.");
-    const url = c.State?.Running ? this.urlOf(c) : null;
-    if (!url) throw new InstanceExitedError(c.Id, c.State?.Running ? null : (c.State?.ExitCode ?? null));
+    const url = isRunning(c) ? this.urlOf(c) : null;
+    if (!url) throw new InstanceExitedError(c.Id, isRunning(c) ? null : (c.State?.ExitCode ?? null));
     return { id: c.Id, url };
   }
 
@@ -201,12 +243,6 @@ export class DockerRuntime implements ContainerRuntime {
       if (hostPort) return `http://${hostForUrl(this.publishHost)}:${hostPort}`;
     }
     return null;
-  }
-
-  /** Loopback-only when the Worker reaches instances on this machine; otherwise every interface. */
-  private bindAddress(): string {
-    const host = this.publishHost.replace(/^\[|\]$/g, "");
-    return host === "localhost" || host === "::1" || host.startsWith("127.") ? "127.0.0.1" : "0.0.0.0";
   }
 
   private async drain(pending: Promise<Response>): Promise<void> {
@@ -260,6 +296,22 @@ export function buildLimits(limits: BuildSpec["limits"]): Record<string, string>
     cpuperiod: String(CPU_PERIOD_US),
     cpuquota: String(Math.round(limits.cpus * CPU_PERIOD_US)),
   };
+}
+
+/** The engine's refusal when a requested host port is held by something else. */
+const PORT_TAKEN = /port is already allocated|address already in use/i;
+
+/** Running and not between two restarts (Docker reports both as `Running` during the restart delay). */
+function isRunning(c: ContainerJson): boolean {
+  return c.State?.Running === true && c.State.Restarting !== true;
+}
+
+/** Loopback when the Worker reaches instances on this machine, else the address it uses; never every interface. */
+export function defaultBindAddress(publishHost: string): string {
+  const host = publishHost.replace(/^\[|\]$/g, "");
+  if (host === "localhost" || host === "::1" || host.startsWith("127.")) return "127.0.0.1";
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.includes(":")) return host;
+  return "127.0.0.1";
 }
 
 /** One path segment (a container id or name). */

@@ -10,6 +10,8 @@ export interface InstanceLimits {
   memoryBytes: number;
   /** Fractional CPUs, e.g. 0.5. */
   cpus: number;
+  /** Processes and threads at most (a fork loop stops there); default `DEFAULT_PIDS_LIMIT`. */
+  pids?: number;
 }
 
 export interface BuildSpec {
@@ -49,6 +51,13 @@ export interface InstanceSpec {
   /** The one HTTP port the app listens on inside the instance. */
   port: number;
   limits: InstanceLimits;
+  /**
+   * The app's own network (see `ensureNetwork`): instances of other apps cannot reach it. Absent:
+   * the engine's default bridge, which every such instance shares.
+   */
+  network?: string;
+  /** The host port to publish on, allocated by the control plane (`ports.ts`); absent: the engine picks. */
+  hostPort?: number;
 }
 
 export interface Instance {
@@ -63,6 +72,29 @@ export interface InstanceState {
   /** Where the port is reachable now; null while not running. */
   url: string | null;
   image: string;
+}
+
+/** What the engine reports of an instance's process, for the app's `instance` field. */
+export interface InstanceRunState {
+  id: string;
+  /** The engine's own word (`running`, `restarting`, `exited`, ...). */
+  status: "created" | "running" | "restarting" | "paused" | "exited" | "dead" | "removing";
+  /** Times the engine restarted the process after it exited non-zero. */
+  restarts: number;
+  /** The last exit code; null while running (the engine resets it on each start) or before it ever exited. */
+  exitCode: number | null;
+  /** Whether the last exit was the kernel's out-of-memory kill. */
+  oomKilled: boolean;
+  /** When the instance was created, in ms since the epoch. */
+  createdAt: number;
+}
+
+/** The engine could not publish the requested host port: something outside the control plane holds it. */
+export class PortTakenError extends Error {
+  override readonly name = "PortTakenError";
+  constructor(readonly hostPort: number) {
+    super(`The container engine could not publish host port ${hostPort}: it is already in use.`);
+  }
 }
 
 /** The engine could not be reached, or answered in a way that is not the app's fault. */
@@ -117,4 +149,13 @@ export interface ContainerRuntime {
   hasImage(image: string): Promise<boolean>;
   /** The instance's own output (stdout and stderr interleaved as text), the last `tail` lines. */
   logs(id: string, options?: { tail?: number }): Promise<string>;
+  /** Its process's state, restarts, exit code and OOM kill, or null when it does not exist (a one-engine adapter's). */
+  state?(id: string): Promise<InstanceRunState | null>;
+  /**
+   * Creates a network for one app's instances unless it exists (same name: nothing happens). It
+   * reaches the internet; other apps' networks cannot reach it.
+   */
+  ensureNetwork?(name: string, labels: Record<string, string>): Promise<void>;
+  /** Removes a network (its instances removed first); a missing one is fine. */
+  removeNetwork?(name: string): Promise<void>;
 }

@@ -35,6 +35,7 @@ describeRuntimeConformance("Docker Engine", async () => {
   const runtime = new DockerRuntime({ url: fwd.url, stopTimeoutSeconds: 1 });
   return {
     runtime,
+    engineUrl: fwd.url,
     cleanup: async () => {
       // Failed builds leave untagged intermediate images; every layer carries the suite's label.
       const left = await engine<{ Id: string }[]>(fwd.url, `/images/json?all=1&filters=${encodeURIComponent(JSON.stringify({ label: ["cp-conformance"], dangling: ["true"] }))}`);

@@ -5,5 +5,5 @@ import { describeRuntimeConformance } from "../runtime/conformance";
 
 describeRuntimeConformance("fake Docker engine", async () => {
   const fake = await startFakeDocker();
-  return { runtime: new DockerRuntime({ url: fake.url }), cleanup: () => fake.close() };
+  return { runtime: new DockerRuntime({ url: fake.url }), engineUrl: fake.url, cleanup: () => fake.close() };
 });

@@ -90,13 +90,17 @@ export interface PublishedPort {
   close(): Promise<void>;
 }
 
-/** Opens the published port on 127.0.0.1 for one running instance. */
+/**
+ * Opens the published port on 127.0.0.1 for one running instance: `hostPort`, or one the system
+ * picks when 0. A host port already in use rejects with the engine's "port is already allocated".
+ */
 export async function publish(
   plan: ProcessPlan,
   containerPort: number,
   files: Map<string, FakeFile>,
   env: Record<string, string>,
   unref: boolean,
+  hostPort = 0,
 ): Promise<PublishedPort> {
   const reachable = plan.httpd && plan.httpd.port === containerPort && (plan.httpd.host === "0.0.0.0" || plan.httpd.host === "");
   const server: Server | NetServer = reachable
@@ -107,7 +111,12 @@ export async function publish(
         else res.writeHead(reply.status, reply.headers).end(reply.body);
       })
     : createNetServer((socket) => socket.destroy());
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(error.code === "EADDRINUSE" ? new Error(`Bind for 127.0.0.1:${hostPort} failed: port is already allocated`) : error),
+    );
+    server.listen(hostPort, "127.0.0.1", resolve);
+  });
   if (unref) server.unref();
   const address = server.address();
   return {

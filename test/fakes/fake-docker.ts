@@ -25,11 +25,18 @@ interface FakeContainer {
   labels: Record<string, string>;
   exposed: string;
   hostIp: string;
+  hostPort: number;
   memory: number;
   memorySwap: number;
   nanoCpus: number;
+  /** The rest of HostConfig as sent (PidsLimit, CapDrop, SecurityOpt, Init, LogConfig, RestartPolicy, NetworkMode...). */
+  hostConfig: Record<string, unknown>;
   running: boolean;
   exitCode: number;
+  /** Whether it ever ran (Docker's FinishedAt is zero until then). */
+  finished: boolean;
+  restarts: number;
+  createdAt: string;
   logs: LogLine[];
   published?: PublishedPort;
 }
@@ -93,6 +100,7 @@ export async function startFakeDocker(options: { unref?: boolean } = {}): Promis
 class FakeEngine {
   private readonly images = new Map<string, FakeImage>();
   private readonly containers = new Map<string, FakeContainer>();
+  private readonly networks = new Map<string, { id: string; labels: Record<string, string> }>();
 
   constructor(private readonly unref: boolean) {}
 
@@ -114,6 +122,8 @@ class FakeEngine {
     if (method === "GET" && path === "/containers/json") return send(res, 200, this.listContainers(q));
     if (method === "GET" && path === "/images/json") return send(res, 200, this.listImages(q));
     if (method === "POST" && path === "/containers/create") return this.create(res, q.get("name") ?? "", JSON.parse(await readText(req)));
+    if (method === "POST" && path === "/networks/create") return this.createNetwork(res, JSON.parse(await readText(req)));
+    if ((m = /^\/networks\/([^/]+)$/.exec(path))) return this.network(res, method, decodeURIComponent(m[1]!));
     if ((m = /^\/containers\/([^/]+)\/(start|stop|restart|json|logs)$/.exec(path))) {
       const c = this.container(decodeURIComponent(m[1]!));
       if (!c) return send(res, 404, { message: `No such container: ${decodeURIComponent(m[1]!)}` });
@@ -122,7 +132,15 @@ class FakeEngine {
       if (m[2] === "start" && c.running) return send(res, 304);
       if (m[2] === "stop" && !c.running) return send(res, 304);
       if (m[2] !== "start") await this.halt(c);
-      if (m[2] !== "stop") await this.run(c);
+      if (m[2] !== "stop") {
+        // A start or restart by hand resets the restart count, as Docker's does.
+        c.restarts = 0;
+        try {
+          await this.run(c);
+        } catch (error) {
+          return send(res, 500, { message: `driver failed programming external connectivity on endpoint ${c.name}: ${error instanceof Error ? error.message : String(error)}` });
+        }
+      }
       return send(res, 204);
     }
     if (method === "DELETE" && (m = /^\/containers\/([^/]+)$/.exec(path))) {
@@ -182,6 +200,9 @@ class FakeEngine {
       return send(res, 409, { message: `Conflict. The container name "/${name}" is already in use by container "${taken.id}". You have to remove (or rename) that container to be able to reuse that name.` });
     }
     const exposed = Object.keys(body.ExposedPorts ?? {})[0] ?? image.exposedPorts[0] ?? "";
+    const { Memory, MemorySwap, NanoCpus, PortBindings, ...hostConfig } = body.HostConfig ?? {};
+    const networkMode = typeof hostConfig.NetworkMode === "string" ? hostConfig.NetworkMode : "bridge";
+    if (!["bridge", "default"].includes(networkMode) && !this.networks.has(networkMode)) return send(res, 404, { message: `network ${networkMode} not found` });
     const c: FakeContainer = {
       id: randomHex(64),
       name: name || `fake_${randomHex(8)}`,
@@ -191,29 +212,47 @@ class FakeEngine {
       env: envList({ PATH: "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", ...image.env, ...parseEnv(body.Env ?? []) }),
       labels: { ...image.labels, ...(body.Labels ?? {}) },
       exposed,
-      hostIp: body.HostConfig?.PortBindings?.[exposed]?.[0]?.HostIp ?? "0.0.0.0",
-      memory: body.HostConfig?.Memory ?? 0,
-      memorySwap: body.HostConfig?.MemorySwap ?? 0,
-      nanoCpus: body.HostConfig?.NanoCpus ?? 0,
+      hostIp: PortBindings?.[exposed]?.[0]?.HostIp ?? "0.0.0.0",
+      hostPort: Number(PortBindings?.[exposed]?.[0]?.HostPort || 0),
+      memory: Memory ?? 0,
+      memorySwap: MemorySwap ?? 0,
+      nanoCpus: NanoCpus ?? 0,
+      hostConfig: { ...hostConfig, NetworkMode: networkMode },
       running: false,
       exitCode: 0,
+      finished: false,
+      restarts: 0,
+      createdAt: new Date().toISOString(),
       logs: [],
     };
     this.containers.set(c.id, c);
     send(res, 201, { Id: c.id, Warnings: [] });
   }
 
+  /**
+   * Runs the process. One that exits non-zero under an `on-failure` policy is restarted at once
+   * until the policy's count is spent (the fake has no clock for Docker's growing delays).
+   */
   private async run(c: FakeContainer): Promise<void> {
     const env = parseEnv(c.env);
     const plan = planProcess([...c.image.entrypoint, ...c.image.cmd], env);
-    c.logs.push(...plan.logs);
+    const policy = c.hostConfig.RestartPolicy as { Name?: string; MaximumRetryCount?: number } | undefined;
+    const retries = policy?.Name === "on-failure" && plan.exitCode !== 0 && !plan.httpd ? (policy.MaximumRetryCount ?? 0) : 0;
+    for (let i = 0; i <= retries; i++) c.logs.push(...plan.logs);
+    c.restarts += retries;
     c.exitCode = plan.exitCode;
-    if (!plan.httpd) return;
+    if (!plan.httpd) {
+      c.finished = true;
+      return;
+    }
+    const taken = [...this.containers.values()].some((other) => other !== c && other.running && c.hostPort > 0 && other.published?.port === c.hostPort);
+    if (taken) throw new Error(`Bind for 127.0.0.1:${c.hostPort} failed: port is already allocated`);
+    c.published = await publish(plan, parseInt(c.exposed, 10), c.image.files, env, this.unref, c.hostPort);
     c.running = true;
-    c.published = await publish(plan, parseInt(c.exposed, 10), c.image.files, env, this.unref);
   }
 
   private async halt(c: FakeContainer): Promise<void> {
+    if (c.running) c.finished = true;
     c.running = false;
     await c.published?.close();
     c.published = undefined;
@@ -233,16 +272,47 @@ class FakeEngine {
       Id: c.id,
       Name: `/${c.name}`,
       Image: c.image.id,
-      State: { Status: c.running ? "running" : "exited", Running: c.running, ExitCode: c.running ? 0 : c.exitCode },
+      Created: c.createdAt,
+      RestartCount: c.restarts,
+      State: {
+        Status: c.running ? "running" : c.finished ? "exited" : "created",
+        Running: c.running,
+        Restarting: false,
+        OOMKilled: false,
+        ExitCode: c.running ? 0 : c.exitCode,
+        FinishedAt: c.finished ? new Date().toISOString() : "0001-01-01T00:00:00Z",
+      },
       Config: { Image: c.imageRef, Env: c.env, Labels: c.labels, ExposedPorts: c.exposed ? { [c.exposed]: {} } : {}, Tty: false, Cmd: c.image.cmd },
       HostConfig: {
+        ...c.hostConfig,
         Memory: c.memory,
         MemorySwap: c.memorySwap,
         NanoCpus: c.nanoCpus,
-        PortBindings: c.exposed ? { [c.exposed]: [{ HostIp: c.hostIp, HostPort: "" }] } : {},
+        PortBindings: c.exposed ? { [c.exposed]: [{ HostIp: c.hostIp, HostPort: c.hostPort > 0 ? String(c.hostPort) : "" }] } : {},
       },
       NetworkSettings: { Ports: ports },
     };
+  }
+
+  /** `POST /networks/create`: 409 for a name that exists, as Docker with `CheckDuplicate`. */
+  private createNetwork(res: ServerResponse, body: { Name?: string; Labels?: Record<string, string> }): void {
+    const name = body.Name ?? "";
+    if (this.networks.has(name)) return send(res, 409, { message: `network with name ${name} already exists` });
+    const id = randomHex(64);
+    this.networks.set(name, { id, labels: body.Labels ?? {} });
+    send(res, 201, { Id: id, Warning: "" });
+  }
+
+  /** `GET` and `DELETE /networks/{name}`; a network with instances attached cannot be removed (403). */
+  private network(res: ServerResponse, method: string, name: string): void {
+    const network = this.networks.get(name);
+    if (!network) return send(res, 404, { message: `network ${name} not found` });
+    if (method === "GET") return send(res, 200, { Name: name, Id: network.id, Driver: "bridge", Internal: false, Labels: network.labels });
+    if (method !== "DELETE") return send(res, 404, { message: "page not found" });
+    const attached = [...this.containers.values()].filter((c) => c.running && c.hostConfig.NetworkMode === name);
+    if (attached.length > 0) return send(res, 403, { message: `error while removing network: network ${name} id ${network.id} has active endpoints` });
+    this.networks.delete(name);
+    send(res, 204);
   }
 
   /** `GET /containers/json`: running ones, or all with `all=1`; `filters` by `label` (`k=v` or `k`). */
@@ -321,7 +391,7 @@ interface CreateBody {
   Env?: string[];
   Labels?: Record<string, string>;
   ExposedPorts?: Record<string, unknown>;
-  HostConfig?: { PortBindings?: Record<string, { HostIp?: string }[]>; Memory?: number; MemorySwap?: number; NanoCpus?: number };
+  HostConfig?: { PortBindings?: Record<string, { HostIp?: string; HostPort?: string }[]>; Memory?: number; MemorySwap?: number; NanoCpus?: number; [key: string]: unknown };
 }
 
 function send(res: ServerResponse, status: number, body?: unknown): void {

@@ -6,7 +6,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type ContainerRuntime, InstanceExitedError, type InstanceSpec } from "../../src/runtime/types";
+import { CAP_DROP, MAX_RESTARTS } from "../../src/runtime/instance-settings";
+import { type ContainerRuntime, InstanceExitedError, type InstanceSpec, PortTakenError } from "../../src/runtime/types";
 import * as img from "./images";
 import { tarStream } from "./tar";
 
@@ -15,11 +16,18 @@ const BUSYBOX = "/bin/busybox";
 
 export interface RuntimeUnderTest {
   runtime: ContainerRuntime;
+  /**
+   * The engine's Docker API base, to read back what the adapter sent (`docker inspect`). Given for
+   * a one-engine adapter: its containers' isolation settings, state and networks are checked.
+   */
+  engineUrl?: string;
   cleanup?: () => Promise<void>;
 }
 
 /** Registers the suite under `describe(name)`; `setup` runs once before it. */
-export function describeRuntimeConformance(name: string, setup: () => Promise<RuntimeUnderTest>): void {
+export function describeRuntimeConformance(name: string, setup: () => Promise<RuntimeUnderTest>, options: { engineSettings?: boolean } = {}): void {
+  /** Tests of a one-engine adapter's container settings, state and networks (the swarm's are its services' specs). */
+  const engineIt = it.skipIf(options.engineSettings === false);
   describe(`ContainerRuntime conformance: ${name}`, () => {
     const run = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
     const tag = (role: string) => `cp-conformance-${role}-${run}:1`;
@@ -28,6 +36,7 @@ export function describeRuntimeConformance(name: string, setup: () => Promise<Ru
     let busybox: Uint8Array;
     const instances: string[] = [];
     const images: string[] = [];
+    const networks: string[] = [];
     let count = 0;
 
     /** Builds `role`'s Dockerfile from the shared context; the image is removed after the suite. */
@@ -73,6 +82,7 @@ export function describeRuntimeConformance(name: string, setup: () => Promise<Ru
 
     afterEach(async () => {
       for (const id of instances.splice(0)) await runtime.remove(id);
+      for (const name of networks.splice(0)) await runtime.removeNetwork!(name);
     });
 
     afterAll(async () => {
@@ -170,7 +180,8 @@ export function describeRuntimeConformance(name: string, setup: () => Promise<Ru
       if (started instanceof Error && !(started instanceof InstanceExitedError)) throw started;
       if (started instanceof InstanceExitedError) expect(started.exitCode).toBe(3);
       const id = started instanceof InstanceExitedError ? started.instanceId : (started as { id: string }).id;
-      await waitFor(async () => (await runtime.inspect(id))?.running === false, "the process to exit");
+      // The engine restarts it a few times (restart policy) before it stays exited.
+      if (runtime.state) await waitFor(async () => (await runtime.state!(id))?.status === "exited", "the process to stay exited", 30_000);
       expect(await runtime.inspect(id)).toMatchObject({ running: false, url: null });
       expect(await runtime.logs(id)).toContain(img.EXITING_LINE);
     });
@@ -209,6 +220,84 @@ export function describeRuntimeConformance(name: string, setup: () => Promise<Ru
       expect(await runtime.images(repository)).toEqual([]);
     });
 
+    engineIt("the engine holds the instance's settings (docker inspect): limits, capabilities, init, log, restart, port, network", async () => {
+      const network = `cp-conformance-net-${run}`;
+      networks.push(network);
+      const s = { ...spec(tag("web")), limits: { memoryBytes: 96 * 1024 * 1024, cpus: 0.25, pids: 64 }, network, hostPort: await freePort() };
+      instances.push(s.name);
+      const instance = await runtime.start(s);
+      expect(new URL(instance.url).port).toBe(String(s.hostPort));
+      const c = await engineJson<{ HostConfig: Record<string, unknown> }>(under.engineUrl!, `/containers/${instance.id}/json`);
+      expect(c.HostConfig).toMatchObject({
+        Memory: 96 * 1024 * 1024,
+        MemorySwap: 96 * 1024 * 1024,
+        NanoCpus: 250_000_000,
+        PidsLimit: 64,
+        SecurityOpt: ["no-new-privileges"],
+        Init: true,
+        LogConfig: { Type: "json-file", Config: { "max-size": "5m", "max-file": "2" } },
+        RestartPolicy: { Name: "on-failure", MaximumRetryCount: MAX_RESTARTS },
+        PortBindings: { [`${img.PORT}/tcp`]: [{ HostIp: "127.0.0.1", HostPort: String(s.hostPort) }] },
+        NetworkMode: network,
+      });
+      expect([...(c.HostConfig.CapDrop as string[])].sort()).toEqual([...CAP_DROP].sort());
+      expect(c.HostConfig.Privileged ?? false).toBe(false);
+      expect(c.HostConfig.Binds ?? []).toEqual([]);
+      expect(c.HostConfig.Devices ?? []).toEqual([]);
+      expect(c.HostConfig.CapAdd ?? null).toBeNull();
+      expect(await waitForText(instance.url)).toContain(img.PAGE_TEXT);
+    });
+
+    engineIt("state reports a running instance: no restarts, no exit code, not OOM-killed", async () => {
+      const instance = await start(tag("web"));
+      expect(await runtime.state!(instance.id)).toMatchObject({ id: instance.id, status: "running", restarts: 0, exitCode: null, oomKilled: false });
+      expect(await runtime.state!("cp-conformance-no-such-instance")).toBeNull();
+    });
+
+    engineIt("a process that exits non-zero is restarted by the engine, then reported exited with its code and restarts", async () => {
+      expect((await build("exiting")).ok).toBe(true);
+      const s = spec(tag("exiting"));
+      instances.push(s.name);
+      const started = await runtime.start(s).catch((error: unknown) => error);
+      const id = started instanceof InstanceExitedError ? started.instanceId : (started as { id: string }).id;
+      await waitFor(async () => (await runtime.state!(id))?.status === "exited", "the engine to stop restarting it", 30_000);
+      expect(await runtime.state!(id)).toMatchObject({ status: "exited", restarts: MAX_RESTARTS, exitCode: 3, oomKilled: false });
+      const output = await runtime.logs(id, { tail: 50 });
+      expect(output.split(img.EXITING_LINE).length - 1).toBe(MAX_RESTARTS + 1);
+    });
+
+    engineIt("a host port held by another instance is refused with PortTakenError, leaving nothing behind", async () => {
+      const hostPort = await freePort();
+      const first = await start(tag("web"));
+      const a = spec(tag("web"));
+      instances.push(a.name);
+      const holder = await runtime.start({ ...a, hostPort });
+      instances.push(holder.id);
+      const b = spec(tag("web"));
+      instances.push(b.name);
+      const refused = await runtime.start({ ...b, hostPort }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(PortTakenError);
+      expect((refused as PortTakenError).hostPort).toBe(hostPort);
+      expect(await runtime.inspect(b.name)).toBeNull();
+      expect(await waitForText(holder.url)).toContain(img.PAGE_TEXT);
+      expect(first.url).not.toBe(holder.url);
+    });
+
+    engineIt("ensureNetwork is idempotent; removeNetwork removes it, and again is fine", async () => {
+      const network = `cp-conformance-net2-${run}`;
+      networks.push(network);
+      await runtime.ensureNetwork!(network, { "cp-conformance": run });
+      await runtime.ensureNetwork!(network, { "cp-conformance": run });
+      expect((await engineStatus(under.engineUrl!, `/networks/${network}`))).toBe(200);
+      const s = { ...spec(tag("web")), network };
+      instances.push(s.name);
+      const instance = await runtime.start(s);
+      await runtime.remove(instance.id);
+      await runtime.removeNetwork!(network);
+      expect((await engineStatus(under.engineUrl!, `/networks/${network}`))).toBe(404);
+      await runtime.removeNetwork!(network);
+    });
+
     it("removeImage makes the image disappear; removing again is fine", async () => {
       expect((await build("exiting")).ok).toBe(true);
       await runtime.removeImage(tag("exiting"));
@@ -216,6 +305,29 @@ export function describeRuntimeConformance(name: string, setup: () => Promise<Ru
       await runtime.removeImage(tag("exiting"));
     });
   });
+}
+
+/** A versioned engine call, outside the adapter: what `docker inspect` shows. */
+async function engineJson<T>(base: string, path: string): Promise<T> {
+  const version = (await fetch(`${base}/_ping`)).headers.get("Api-Version");
+  return (await (await fetch(`${base}/v${version}${path}`)).json()) as T;
+}
+
+async function engineStatus(base: string, path: string): Promise<number> {
+  const version = (await fetch(`${base}/_ping`)).headers.get("Api-Version");
+  const res = await fetch(`${base}/v${version}${path}`);
+  await res.body?.cancel();
+  return res.status;
+}
+
+/** A host port nothing listens on now (the system's pick, released at once). */
+async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /** The body of a 200 reply, or null when nothing answers (connection refused or reset, or not 200). */

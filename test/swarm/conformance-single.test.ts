@@ -24,7 +24,7 @@ describeRuntimeConformance("Docker Swarm, one node", async () => {
   const s = await swarm();
   // With the registry's API: removing an image deletes its tag there too (checked below).
   return { runtime: new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryApi: `http://${s.registry}`, registryAuth, stopGraceSeconds: 1 }) };
-});
+}, { engineSettings: false });
 
 describe("Docker Swarm, one node: registry credentials", () => {
   it("a push without credentials, or with wrong ones, is refused by the registry", async () => {

@@ -25,7 +25,7 @@ afterAll(async () => {
 describeRuntimeConformance("Docker Swarm, two nodes", async () => {
   const s = await swarm();
   return { runtime: new SwarmRuntime({ url: s.managerUrl, registry: s.registry, stopGraceSeconds: 1 }) };
-});
+}, { engineSettings: false });
 
 describe("Docker Swarm, two nodes: placement through the registry", () => {
   let s: TestSwarm;

@@ -30,6 +30,7 @@ describe("parseConfig", () => {
       SOURCE_MAX_ENTRIES: 100000,
       SOURCE_TIMEOUT_SECONDS: 300,
       ALLOW_LOCAL_SOURCES: false,
+      INSTANCE_BIND_ADDRESS: "",
       EXPORT_INVOCATION_BYTES: 1073741824,
       EXPORT_JOURNAL_MAX_BYTES: 1073741824,
       DOMAIN_RECHECK_SECONDS: 45,
@@ -87,6 +88,25 @@ describe("parseConfig", () => {
       RUNTIME_URL: "http://127.0.0.1:2375",
       APPS_DOMAIN: "apps.example.net",
     });
+  });
+
+  it.each([
+    ["21000-21009", { min: 21000, max: 21009 }],
+    [" 30000-30000 ", { min: 30000, max: 30000 }],
+  ])("reads INSTANCE_PORT_RANGE %j", (raw, range) => {
+    expect(parseConfig({ ...secrets, INSTANCE_PORT_RANGE: raw }).INSTANCE_PORT_RANGE).toEqual(range);
+  });
+
+  it.each(["80-90", "30000-20000", "20000-70000", "20000", "a-b"])("refuses INSTANCE_PORT_RANGE %j, naming it", (raw) => {
+    expect(() => parseConfig({ ...secrets, INSTANCE_PORT_RANGE: raw })).toThrow(/INSTANCE_PORT_RANGE must be <first>-<last>/);
+  });
+
+  it.each(["0.0.0.0", "::", "engine.example"])("refuses INSTANCE_BIND_ADDRESS %j (every interface, or not an address)", (raw) => {
+    expect(() => parseConfig({ ...secrets, INSTANCE_BIND_ADDRESS: raw })).toThrow(/INSTANCE_BIND_ADDRESS must be one IP address/);
+  });
+
+  it("reads INSTANCE_BIND_ADDRESS", () => {
+    expect(parseConfig({ ...secrets, INSTANCE_BIND_ADDRESS: "10.0.0.7" }).INSTANCE_BIND_ADDRESS).toBe("10.0.0.7");
   });
 
   it("reads the custom-domain settings", () => {
