@@ -27,6 +27,9 @@ export default defineConfig(async () => {
             FORGE_URL: forge.url,
             // The forge stand-in is on loopback, which deploys fetch from only with this on.
             ALLOW_LOCAL_SOURCES: "true",
+            // A switch's old instance drains 2 s and gets 1 s to exit (the production default is 30 s and 10 s).
+            DRAIN_SECONDS: "2",
+            STOP_GRACE_SECONDS: "1",
             DNS_RESOLVER_URL: dns.resolverUrl,
             DNS_TIMEOUT_SECONDS: "2",
             // The console's host in Worker tests (test/integration/helpers.ts ORIGIN).

@@ -121,6 +121,13 @@ const ConfigSchema = z.object({
    */
   PROXY_HEADER_TIMEOUT_SECONDS: seconds("PROXY_HEADER_TIMEOUT_SECONDS", 100),
   /**
+   * After a switch, the instance that served before keeps running this long so requests already
+   * sent to it finish (at least 2 s, more than the proxy remembers a route); then it gets SIGTERM
+   * and STOP_GRACE_SECONDS to exit before it is killed.
+   */
+  DRAIN_SECONDS: seconds("DRAIN_SECONDS", 30, 2),
+  STOP_GRACE_SECONDS: seconds("STOP_GRACE_SECONDS", 10, 0),
+  /**
    * Host address instances' ports are published on: the one the Worker reaches them at. Empty:
    * loopback for an engine on this machine, else the engine's address when it is an IP address.
    */
@@ -229,6 +236,8 @@ export const SETTING_DEFAULTS = {
   APPS_DOMAIN: "localhost",
   PROBE_TIMEOUT_SECONDS: 60,
   PROXY_HEADER_TIMEOUT_SECONDS: 100,
+  DRAIN_SECONDS: 30,
+  STOP_GRACE_SECONDS: 10,
   BUILD_TIMEOUT_SECONDS: 900,
   BUILD_MEMORY_MB: PLANS.pro.memoryMb,
   BUILD_CPUS: PLANS.pro.cpus,

@@ -6,7 +6,7 @@ import { runtimeFor } from "../runtime";
 import type { ContainerRuntime, Instance } from "../runtime/types";
 import { type Control, type ControlDecision, type ControlResult, type DeployResult, DEPLOY_IN_PROGRESS_MESSAGE, DEPLOY_DEADLINE_MS, type InFlight } from "./controls";
 import { type InFlightRecord, NOT_CURRENT, NO_ENGINE, type Refusal, decideControl, nextAlarm, refusal } from "./controls";
-import { type SwitchOutcome, launchAndSwitch, liveSpec } from "./launch";
+import { type SwitchOutcome, launchAndSwitch, liveSpec, retirePolicy } from "./launch";
 import type { DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
 import { type SettingsOutcome, changeAppSettings } from "./service";
@@ -285,7 +285,7 @@ export class AppController extends DurableObject<Env> {
     const variables = await launchEnv(this.env, app.id);
     const spec = liveSpec(app, plan, variables.env);
     if (!spec) return { outcome: "refused", code: "INVALID_STATE", message: "The app has no built image yet. Deploy it first." };
-    const outcome = await launchAndSwitch({ runtime, spec, probeTimeoutSeconds: getConfig(this.env).PROBE_TIMEOUT_SECONDS, switchTo: (instance) => switchTo(instance, variables.version) });
+    const outcome = await launchAndSwitch({ runtime, spec, probeTimeoutSeconds: getConfig(this.env).PROBE_TIMEOUT_SECONDS, retire: retirePolicy(getConfig(this.env)), switchTo: (instance) => switchTo(instance, variables.version) });
     if (outcome.ok) return { outcome: "done" };
     log("warn", "instance launch failed", { app_id: app.id, kind: outcome.kind });
     return { outcome: "refused", code: "LAUNCH_FAILED", message: outcome.message };

@@ -7,7 +7,7 @@ import { appController } from "./app-controller";
 import { missingBuildFileMessage, resolveBuildFile } from "./contract/build-file";
 import { type ProbedPort, probedPort } from "./contract/expose";
 import { DeployLog, deployLogKey } from "./deploy-log";
-import { appImageRepository, launchAndSwitch } from "./launch";
+import { appImageRepository, launchAndSwitch, retirePolicy } from "./launch";
 import { BUILT_STOPPED, type DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
 import { type AppRow, type DeployRow, claimDeployBuild, deployBuildAliveAt, deployById, getApp, refreshDeployBuild, updateRunningDeploy } from "./store";
@@ -134,6 +134,7 @@ async function runBuilt(env: Env, runtime: ContainerRuntime, appId: string, depl
       runtime,
       spec: { appId, image: built.image, port: built.port.port, portReason: built.port.reason, plan: app.plan as PlanId, env: variables.env, deployId },
       probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
+      retire: retirePolicy(getConfig(env)),
       log: (text) => deployLog.append(text),
       switchTo: async (instance) => {
         const output = await runtime.logs(instance.id, { tail: 50 }).catch(() => "");

@@ -90,11 +90,21 @@ export async function launchInstance(
 }
 
 /**
- * How long an instance that no longer serves keeps answering the requests already sent to it,
- * before it is removed (ARCHITECTURE.md: a switch drops no request). One constant, so that it can
- * become a setting.
+ * How an instance that no longer serves is retired (ARCHITECTURE.md: a switch drops no request):
+ * it keeps answering what was already sent to it for `drainSeconds` (DRAIN_SECONDS), then gets
+ * SIGTERM and `graceSeconds` (STOP_GRACE_SECONDS) to exit before it is killed and removed.
  */
-export const DRAIN_SECONDS = 2;
+export interface RetirePolicy {
+  drainSeconds: number;
+  graceSeconds: number;
+}
+
+/** The shortest drain a setting may ask for: longer than the proxy remembers a route (src/routing/route-cache.ts). */
+export const MIN_DRAIN_SECONDS = 2;
+
+export function retirePolicy(config: { DRAIN_SECONDS: number; STOP_GRACE_SECONDS: number }): RetirePolicy {
+  return { drainSeconds: Math.max(MIN_DRAIN_SECONDS, config.DRAIN_SECONDS), graceSeconds: config.STOP_GRACE_SECONDS };
+}
 
 /** The instance a switch replaced: removed after draining (when it was serving), with its image if the new one differs. */
 export interface Replaced {
@@ -119,7 +129,7 @@ export interface LaunchAndSwitch {
    * writes whatever the change pays or records with it). Not switched: another change got there.
    */
   switchTo: (instance: Instance) => Promise<SwitchOutcome>;
-  drainSeconds?: number;
+  retire: RetirePolicy;
 }
 
 export type LaunchAndSwitchOutcome =
@@ -147,22 +157,22 @@ export async function launchAndSwitch(input: LaunchAndSwitch): Promise<LaunchAnd
     return { ok: false, kind: "not_switched", message };
   }
   await log(`Live: traffic switched to instance ${launched.instance.id.slice(0, 12)}`);
-  await drainAndRetire(input.runtime, switched.replaced, { keepImage: input.spec.image, log, drainSeconds: input.drainSeconds });
+  await drainAndRetire(input.runtime, switched.replaced, { keepImage: input.spec.image, log, retire: input.retire });
   return { ok: true, instance: launched.instance, replaced: switched.replaced };
 }
 
 /**
- * The instance that served before: left to finish what it was sent (DRAIN_SECONDS), then removed,
- * with its image when that is not `keepImage`.
+ * The instance that served before: left to finish what it was sent (the drain), then stopped with
+ * its grace period and removed, with its image when that is not `keepImage`.
  */
 export async function drainAndRetire(
   runtime: ContainerRuntime,
   replaced: Replaced,
-  options: { keepImage: string | null; log?: (text: string) => Promise<void>; drainSeconds?: number },
+  options: { keepImage: string | null; log?: (text: string) => Promise<void>; retire: RetirePolicy },
 ): Promise<void> {
   if (!replaced.instanceId) return;
-  if (replaced.serving) await new Promise((r) => setTimeout(r, (options.drainSeconds ?? DRAIN_SECONDS) * 1000));
-  await runtime.remove(replaced.instanceId).catch((err: unknown) => serviceLog("warn", "old instance not removed", { instance_id: replaced.instanceId, ...describeError(err) }));
+  if (replaced.serving) await new Promise((r) => setTimeout(r, options.retire.drainSeconds * 1000));
+  await runtime.remove(replaced.instanceId, { graceSeconds: replaced.serving ? options.retire.graceSeconds : 0 }).catch((err: unknown) => serviceLog("warn", "old instance not removed", { instance_id: replaced.instanceId, ...describeError(err) }));
   if (replaced.image && replaced.image !== options.keepImage) await runtime.removeImage(replaced.image).catch(() => undefined);
   await options.log?.(`Previous instance ${replaced.instanceId.slice(0, 12)} stopped and removed`);
 }

@@ -1,5 +1,5 @@
 import { type AppRow, getApp, updateApp } from "../apps/store";
-import { launchAndSwitch, liveSpec } from "../apps/launch";
+import { launchAndSwitch, liveSpec, retirePolicy } from "../apps/launch";
 import type { PlanId } from "../apps/plans";
 import { getConfig } from "../config";
 import { log } from "../http/log";
@@ -75,6 +75,7 @@ export async function applyEnv(env: Env, appId: string, version: number): Promis
       runtime,
       spec: liveSpec(app, app.plan as PlanId, variables.env)!,
       probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
+      retire: retirePolicy(getConfig(env)),
       log: async (text) => void lines.push(text),
       switchTo: async (instance) =>
         (await updateApp(env, appId, { instanceId: instance.id, instanceUrl: instance.url, envAppliedVersion: variables.version }, { instanceId: app.instanceId }))

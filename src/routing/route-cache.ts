@@ -1,7 +1,7 @@
 /**
  * Where a running app's hostname leads, remembered for a moment in the isolate so a burst of
  * requests to one app does not read D1 once per request. Only running apps are remembered, for
- * less than the old instance drains after a switch (DRAIN_MS), so a remembered address still
+ * less than the old instance drains after a switch (at least MIN_DRAIN_SECONDS, src/apps/launch.ts), so a remembered address still
  * answers for the instance that served it; an address that no longer answers (Stop, Delete,
  * Restart on a new port) is forgotten by the proxy and read again.
  */
@@ -12,7 +12,7 @@ export interface Route {
   instanceUrl: string;
 }
 
-/** How long a route is used without reading D1 again; below DRAIN_MS (2 s). */
+/** How long a route is used without reading D1 again; below MIN_DRAIN_SECONDS (2 s). */
 export const ROUTE_TTL_MS = 1000;
 /** Routes kept per isolate; the oldest goes first past this. */
 export const ROUTE_CACHE_SIZE = 1000;

@@ -185,7 +185,9 @@ export class DockerRuntime implements ContainerRuntime {
     return this.running(id);
   }
 
-  async remove(id: string): Promise<void> {
+  async remove(id: string, options: { graceSeconds?: number } = {}): Promise<void> {
+    // SIGTERM (passed on by the instance's init) and the grace period, then the kill of a forced removal.
+    if (options.graceSeconds) await this.drain(this.client.request("POST", `/containers/${seg(id)}/stop`, { query: { t: String(options.graceSeconds) }, accept: [304, 404] }));
     await this.drain(this.client.request("DELETE", `/containers/${seg(id)}`, { query: { force: "1", v: "1" }, accept: [404] }));
   }
 

@@ -140,8 +140,8 @@ export function withPortTable(runtime: ContainerRuntime, db: Database, options: 
     get(target, key, receiver) {
       if (key === "start") return (spec: InstanceSpec) => startWithPort(target, db, spec, options);
       if (key === "remove")
-        return async (id: string) => {
-          await target.remove(id);
+        return async (id: string, removal?: { graceSeconds?: number }) => {
+          await target.remove(id, removal);
           await freeInstancePorts(db, options.engine, id);
         };
       const value = Reflect.get(target, key, receiver);

@@ -134,8 +134,11 @@ export interface ContainerRuntime {
   stop(id: string): Promise<void>;
   /** Starts a stopped instance again; its URL may change. InstanceExitedError as for start. */
   resume(id: string): Promise<Instance>;
-  /** Removes an instance (stopping it first); a missing one is fine. */
-  remove(id: string): Promise<void>;
+  /**
+   * Removes an instance (stopping it first); a missing one is fine. `graceSeconds`: its process
+   * gets SIGTERM and this long to exit before it is killed (none: killed at once).
+   */
+  remove(id: string, options?: { graceSeconds?: number }): Promise<void>;
   /** Removes an image; a missing one is fine. */
   removeImage(image: string): Promise<void>;
   /**

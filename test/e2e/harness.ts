@@ -16,10 +16,16 @@ export interface Worker extends DevServer {
 /** The operator token every end-to-end Worker runs with (operator routes, wallet credits). */
 export const E2E_OPERATOR_TOKEN = "e2e-operator-token-0123456789abcdefghijkl";
 
+/**
+ * A switch's old instance drains 2 s and gets 2 s to exit in these tests (deploys end sooner);
+ * the drain test sets its own.
+ */
+const E2E_RETIRE = { DRAIN_SECONDS: "2", STOP_GRACE_SECONDS: "2" };
+
 /** Starts the Worker with test secrets and the given variable overrides. */
 export async function startWorker(vars: Record<string, string> = {}): Promise<Worker> {
   const persistTo = mkdtempSync(join(tmpdir(), "control-plane-e2e-"));
-  const server = await startDevServer({ persistTo, vars: { ...generateSecrets(), OPERATOR_TOKEN: E2E_OPERATOR_TOKEN, ALLOW_LOCAL_SOURCES: "true", ...vars } });
+  const server = await startDevServer({ persistTo, vars: { ...generateSecrets(), OPERATOR_TOKEN: E2E_OPERATOR_TOKEN, ALLOW_LOCAL_SOURCES: "true", ...E2E_RETIRE, ...vars } });
   return {
     ...server,
     persistTo,

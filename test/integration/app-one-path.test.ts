@@ -125,6 +125,7 @@ describe("launchAndSwitch", () => {
       runtime,
       spec: { appId: app.id, image: row.image!, port: row.port!, portReason: row.portReason ?? "", plan: "lite", env: {}, deployId: row.liveDeployId! },
       probeTimeoutSeconds: 10,
+      retire: { drainSeconds: 2, graceSeconds: 1 },
       log: async (text) => void lines.push(text),
       // A switch that expected another instance: the compare-and-set finds the app moved on.
       switchTo: async (instance) =>

@@ -23,6 +23,8 @@ describe("parseConfig", () => {
       APPS_DOMAIN: "localhost",
       PROBE_TIMEOUT_SECONDS: 60,
       PROXY_HEADER_TIMEOUT_SECONDS: 100,
+      DRAIN_SECONDS: 30,
+      STOP_GRACE_SECONDS: 10,
       BUILD_TIMEOUT_SECONDS: 900,
       BUILD_MEMORY_MB: 1024,
       BUILD_CPUS: 1,

@@ -15,6 +15,7 @@ export const TABLE_OWNERS: Record<string, string> = {
   custom_domains: "src/domains/store.ts",
   expired_domain_claims: "src/domains/store.ts",
   credit_requests: "src/billing/credit-requests.ts",
+  instance_ports: "src/runtime/ports.ts",
   exports: "src/exports/store.ts",
   r2_cleanup: "src/exports/cleanup.ts",
   databases: "src/databases/",
