@@ -222,6 +222,11 @@ describe("an app whose process exits non-zero by itself", () => {
     expect(instance).toMatchObject({ state: "crashed", exit_code: 3, oom_killed: false });
     expect(instance!.restarts).toBeGreaterThanOrEqual(5);
     expect(instance!.output).toContain("crashing on purpose");
+    // The app page says so too: Crashed, the exit code and the last output.
+    const html = await alice.page(`/console/apps/${app.id}`);
+    expect(html).toContain('data-instance-state="crashed"');
+    expect(html).toContain("Exit code 3.");
+    expect(html).toContain("crashing on purpose");
     expect((await curlApp(stack, app.subdomain)).body).not.toContain("page");
     const rows = await localD1Rows(stack.worker.persistTo, `SELECT port FROM instance_ports WHERE app_id = '${app.id}'`);
     expect(rows).toEqual([[String(port)]]);

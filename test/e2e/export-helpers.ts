@@ -66,6 +66,13 @@ export class ConsoleSession {
   }
 
   /** Runs SQL in a database; the rows of the last statement. */
+  /** A console page's HTML, as the signed-in browser gets it. */
+  async page(path: string): Promise<string> {
+    const res = await fetch(this.base + path, { headers: this.cookie ? { Cookie: this.cookie } : {} });
+    if (!res.ok) throw new Error(`GET ${path} answered ${res.status}`);
+    return res.text();
+  }
+
   async sql(databaseId: string, sql: string): Promise<unknown[][]> {
     const { results } = await this.call<{ results: { rows: unknown[][] }[] }>("POST", `/console/api/databases/${databaseId}/sql`, { sql });
     return results[results.length - 1]?.rows ?? [];

@@ -10,13 +10,10 @@ import {
   latestDeploy,
   listApps,
   listDeploys,
-  CRASH_OUTPUT_LINES,
-  type InstanceView,
   viewApp,
   viewDeploy,
-  viewInstance,
 } from "../../apps/store";
-import { runtimeFor } from "../../runtime";
+import { servingInstance } from "../../apps/instance-state";
 import { planChangeBlocked } from "../../domains/service";
 import type { AppEnv } from "../../http/context";
 import { ApiError, type ErrorCode, invalid, notFound } from "../../http/errors";
@@ -24,24 +21,10 @@ import { readJson } from "../../http/validate";
 import { repositoryProblem } from "../../source/forge";
 
 async function view(c: Context<AppEnv>, row: AppRow) {
-  const [latest, instance] = await Promise.all([latestDeploy(c.env, row.id), servingInstance(c, row)]);
+  const [latest, instance] = await Promise.all([latestDeploy(c.env, row.id), servingInstance(c.env, row, c.get("deps").now())]);
   return viewApp(row, latest, c.get("config").APPS_DOMAIN, c.req.url, instance);
 }
 
-/** What the engine says of the app's serving instance (with a crashed one's last output); null when none or unreachable. */
-async function servingInstance(c: Context<AppEnv>, row: AppRow): Promise<InstanceView | null> {
-  const runtime = row.status === "running" && row.instanceId ? runtimeFor(c.env) : null;
-  if (!runtime || !row.instanceId) return null;
-  try {
-    const state = await runtime.state?.(row.instanceId);
-    if (!state) return null;
-    const view = viewInstance(state, c.get("deps").now());
-    if (view.state !== "crashed") return view;
-    return viewInstance(state, c.get("deps").now(), await runtime.logs(row.instanceId, { tail: CRASH_OUTPUT_LINES }));
-  } catch {
-    return null;
-  }
-}
 
 /** The address rule of source fetches under this Worker's ALLOW_LOCAL_SOURCES, checked when the address is saved. */
 function checkSource(c: Context<AppEnv>, repository: string | undefined): void {

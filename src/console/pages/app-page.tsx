@@ -80,6 +80,7 @@ export function AppPage(props: AppPageProps) {
           <h1>{app.name}</h1>
           <AppStatusBadge status={app.status} />
         </div>
+        <InstanceNotice instance={app.instance} />
         {builtWhileStopped(app) && (
           <p class="notice" data-built-stopped="">
             {BUILT_STOPPED}
@@ -153,5 +154,33 @@ export function AppPage(props: AppPageProps) {
         </a>
       </section>
     </Layout>
+  );
+}
+
+/**
+ * The serving instance's own state when it is not simply running: restarted by the engine after a
+ * crash, or crashed for good (Crashed, its exit code, whether the kernel's OOM killer ended it,
+ * and its last output).
+ */
+function InstanceNotice(props: { instance: AppView["instance"] }) {
+  const instance = props.instance;
+  if (!instance || instance.state === "running") return null;
+  const oom = instance.oom_killed ? " It ran out of memory (killed by the kernel's OOM killer): a larger plan gives it more." : "";
+  const code = instance.exit_code === null ? "" : ` Exit code ${instance.exit_code}.`;
+  if (instance.state === "restarting")
+    return (
+      <p class="alert" data-instance-state="restarting">
+        Restarting: the app's process stopped and the engine is starting it again (restarts: {instance.restarts}).{code}
+        {oom}
+      </p>
+    );
+  return (
+    <div class="failure-panel" data-instance-state="crashed">
+      <p>
+        <strong>Crashed</strong>: the app's process kept exiting, so the engine stopped restarting it after {instance.restarts} restarts.{code}
+        {oom} Fix the app and deploy again, or press Restart.
+      </p>
+      {instance.output ? <pre class="log">{instance.output}</pre> : null}
+    </div>
   );
 }

@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { servingInstance } from "../../apps/instance-state";
 import { appController } from "../../apps/app-controller";
 import { deployLogKey } from "../../apps/deploy-log";
 import { PLANS, type PlanId } from "../../apps/plans";
@@ -29,7 +30,8 @@ export const appPath = (id: string) => `/console/apps/${id}`;
 export const ownedApp = (c: Page) => getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
 
 async function viewOf(c: Page, row: AppRow) {
-  return viewApp(row, await latestDeploy(c.env, row.id), c.get("config").APPS_DOMAIN, c.req.url);
+  const [latest, instance] = await Promise.all([latestDeploy(c.env, row.id), servingInstance(c.env, row, c.get("deps").now())]);
+  return viewApp(row, latest, c.get("config").APPS_DOMAIN, c.req.url, instance);
 }
 
 /**

@@ -1,0 +1,21 @@
+import { runtimeFor } from "../runtime";
+import { type AppRow, CRASH_OUTPUT_LINES, type InstanceView, viewInstance } from "./store";
+
+/**
+ * What the engine says of a running app's serving instance (running, restarting, crashed, with a
+ * crashed one's last output), for the app JSON and the app page; null when none serves or the
+ * engine cannot be asked.
+ */
+export async function servingInstance(env: Env, row: AppRow, now: number): Promise<InstanceView | null> {
+  const runtime = row.status === "running" && row.instanceId ? runtimeFor(env) : null;
+  if (!runtime || !row.instanceId) return null;
+  try {
+    const state = await runtime.state?.(row.instanceId);
+    if (!state) return null;
+    const view = viewInstance(state, now);
+    if (view.state !== "crashed") return view;
+    return viewInstance(state, now, await runtime.logs(row.instanceId, { tail: CRASH_OUTPUT_LINES }));
+  } catch {
+    return null;
+  }
+}
