@@ -134,21 +134,29 @@ async function main(): Promise<void> {
     rows.push(...(await measureWritesDuringExport(ctx, account, datasets)));
 
     rows.sort((a, b) => ORDER.findIndex((k) => a.subject.startsWith(k)) - ORDER.findIndex((k) => b.subject.startsWith(k)));
-    const report: BenchReport = {
-      finishedAt: new Date().toISOString(),
-      machine: await describeMachine(),
-      options: { ...options, durationSeconds: Math.round((Date.now() - began) / 1000) },
-      rows,
-      notes,
-      checks,
-    };
-    const out = resolve(ROOT, options.out);
-    writeReport(out, report);
-    log(`\n${renderTable(report)}\n\nWritten to ${out} in ${Math.round((Date.now() - began) / 1000)} s.`);
-    if (checks.some((c) => !c.ok)) process.exitCode = 1;
+    await finishReport(options, began, { rows, notes, checks }, log);
   } finally {
     await cleanup();
   }
+}
+
+/** Writes the run's report (JSON and the table) and fails the process when a check failed. */
+async function finishReport(
+  options: BenchOptions,
+  began: number,
+  found: Pick<BenchReport, "rows" | "notes" | "checks">,
+  log: (line: string) => void,
+): Promise<void> {
+  const report: BenchReport = {
+    finishedAt: new Date().toISOString(),
+    machine: await describeMachine(),
+    options: { ...options, durationSeconds: Math.round((Date.now() - began) / 1000) },
+    ...found,
+  };
+  const out = resolve(ROOT, options.out);
+  writeReport(out, report);
+  log(`\n${renderTable(report)}\n\nWritten to ${out} in ${Math.round((Date.now() - began) / 1000)} s.`);
+  if (found.checks.some((c) => !c.ok)) process.exitCode = 1;
 }
 
 /** `--floor`: only the request rows against the trivial Worker, in a few minutes. */
@@ -171,18 +179,7 @@ async function runFloorBench(options: BenchOptions): Promise<void> {
         if (!ok) log(`check failed: ${name}: ${detail}`);
       },
     });
-    const report: BenchReport = {
-      finishedAt: new Date().toISOString(),
-      machine: await describeMachine(),
-      options: { ...options, durationSeconds: Math.round((Date.now() - began) / 1000) },
-      rows,
-      notes,
-      checks,
-    };
-    const out = resolve(ROOT, options.out);
-    writeReport(out, report);
-    log(`\n${renderTable(report)}\n\nWritten to ${out} in ${Math.round((Date.now() - began) / 1000)} s.`);
-    if (checks.some((c) => !c.ok)) process.exitCode = 1;
+    await finishReport(options, began, { rows, notes, checks }, log);
   } finally {
     if (!options.keep) rmSync(dir, { recursive: true, force: true });
   }
