@@ -96,14 +96,7 @@ async function main(): Promise<void> {
 
   const ctx: BenchContext = {
     options, dir, archives, worker, nginx, log, progress,
-    note: (line) => {
-      notes.push(line);
-      log(line);
-    },
-    check: (name, ok, detail) => {
-      checks.push({ name, ok, detail });
-      if (!ok) log(`check failed: ${name}: ${detail}`);
-    },
+    ...recorders(log, notes, checks),
   };
   const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(0)} s`;
   try {
@@ -140,6 +133,20 @@ async function main(): Promise<void> {
   }
 }
 
+/** A run's note and check recorders: each is kept for the report and said in the log. */
+function recorders(log: (line: string) => void, notes: string[], checks: BenchReport["checks"]): Pick<BenchContext, "note" | "check"> {
+  return {
+    note: (line) => {
+      notes.push(line);
+      log(line);
+    },
+    check: (name, ok, detail) => {
+      checks.push({ name, ok, detail });
+      if (!ok) log(`check failed: ${name}: ${detail}`);
+    },
+  };
+}
+
 /** Writes the run's report (JSON and the table) and fails the process when a check failed. */
 async function finishReport(
   options: BenchOptions,
@@ -170,14 +177,7 @@ async function runFloorBench(options: BenchOptions): Promise<void> {
     const rows = await measureRequests(options, dir, {
       log,
       progress,
-      note: (line) => {
-        notes.push(line);
-        log(line);
-      },
-      check: (name, ok, detail) => {
-        checks.push({ name, ok, detail });
-        if (!ok) log(`check failed: ${name}: ${detail}`);
-      },
+      ...recorders(log, notes, checks),
     });
     await finishReport(options, began, { rows, notes, checks }, log);
   } finally {
