@@ -43,6 +43,8 @@ export default defineConfig(async () => {
             OPERATOR_TOKEN: "test-operator-token-0123456789abcdefghijkl",
             // Sequences of the app controls' model-based test (test/integration/app-model.test.ts).
             MODEL_RUNS: process.env.MODEL_RUNS ?? "200",
+            // Its fast-check seed: empty for a fresh one each run (printed), or a number to replay.
+            MODEL_SEED: process.env.MODEL_SEED ?? "",
           },
         },
       }),

@@ -10,6 +10,8 @@ declare global {
       CLOUDFLARE_FAKE_URL: string;
       /** How many sequences the app controls' model-based test runs (MODEL_RUNS, default 200). */
       MODEL_RUNS: string;
+      /** The model's fast-check seed (MODEL_SEED); empty for a fresh one. */
+      MODEL_SEED: string;
     }
   }
 }
