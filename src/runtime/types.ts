@@ -74,6 +74,40 @@ export interface InstanceState {
   image: string;
 }
 
+/** One line of an instance's own output, as the engine timestamps it. */
+export interface LogLine {
+  /** When the engine read the line, ms since the epoch. */
+  at: number;
+  stream: "stdout" | "stderr";
+  /** The line without its newline. */
+  text: string;
+}
+
+export interface LogOptions {
+  /** Keep the stream open and yield lines as they are printed. */
+  follow?: boolean;
+  /** Only lines printed at or after this moment (ms since the epoch). */
+  since?: number;
+  /** Only the last `tail` lines (before following). */
+  tail?: number;
+  /** Ends the stream (a follower went away). */
+  signal?: AbortSignal;
+}
+
+/** What the app asks its instance's health check to be (the app's health check settings). */
+export interface HealthCheckSpec {
+  /** HTTP path probed on the instance's port, e.g. `/` or `/healthz`. */
+  path: string;
+  /** `any`: any HTTP answer is healthy; `2xx-3xx`: only those statuses. */
+  expect: "any" | "2xx-3xx";
+  timeoutSeconds: number;
+  /** Failures during this long after a start do not count. */
+  graceSeconds: number;
+  intervalSeconds: number;
+  /** Failures in a row that make the instance unhealthy. */
+  retries: number;
+}
+
 /** What the engine reports of an instance's process, for the app's `instance` field. */
 export interface InstanceRunState {
   id: string;
@@ -152,6 +186,11 @@ export interface ContainerRuntime {
   hasImage(image: string): Promise<boolean>;
   /** The instance's own output (stdout and stderr interleaved as text), the last `tail` lines. */
   logs(id: string, options?: { tail?: number }): Promise<string>;
+  /**
+   * The instance's output as timestamped lines with their stream; with `follow`, lines as they are
+   * printed until `signal` aborts or the instance is removed. Null when the instance does not exist.
+   */
+  logLines?(id: string, options?: LogOptions): Promise<AsyncIterable<LogLine> | null>;
   /** Its process's state, restarts, exit code and OOM kill, or null when it does not exist (a one-engine adapter's). */
   state?(id: string): Promise<InstanceRunState | null>;
   /**
