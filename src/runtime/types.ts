@@ -58,6 +58,8 @@ export interface InstanceSpec {
   network?: string;
   /** The host port to publish on, allocated by the control plane (`ports.ts`); absent: the engine picks. */
   hostPort?: number;
+  /** The app's health check; an adapter whose engine checks health itself (Swarm) passes it on. */
+  healthCheck?: HealthCheckSpec;
 }
 
 export interface Instance {
