@@ -216,18 +216,19 @@ const FOUND: [number, Step[]][] = [
   ],
 ];
 
+// A long run is split over several processes, each with its own seed (MODEL_SEED); the seed is in
+// the test's name so that any run can be replayed exactly.
+const seed = env.MODEL_SEED ? Number(env.MODEL_SEED) : (Date.now() ^ (Math.random() * 0x100000000)) | 0;
+
 describe("app controls, model-based", () => {
   it.each(FOUND)("keeps holding on a sequence that once failed (credit %i)", { timeout: 120_000 }, async (credit, steps) => {
     if (!goodRepository) goodRepository = await publishRepository(`model-found-${Date.now() % 100000}`, httpdFiles("<p>model</p>"));
     await sequence(credit, steps);
   });
 
-  it(`holds the billing and engine invariants over ${env.MODEL_RUNS} random sequences of controls`, { timeout: 60 * 60 * 1000 }, async () => {
+  it(`holds the billing and engine invariants over ${env.MODEL_RUNS} random sequences of controls (seed ${seed})`, { timeout: 60 * 60 * 1000 }, async () => {
     if (!goodRepository) goodRepository = await publishRepository(`model-${Date.now() % 100000}`, httpdFiles("<p>model</p>"));
     const started = Date.now();
-    // A long run is split over several processes, each with its own seed (MODEL_SEED); the seed is
-    // printed so that any run can be replayed exactly.
-    const seed = env.MODEL_SEED ? Number(env.MODEL_SEED) : Date.now() ^ (Math.random() * 0x100000000);
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(0, 1200, 5000), fc.array(step, { minLength: 1, maxLength: 8 }), (credit, steps) => sequence(credit, steps)),
       { numRuns: Number(env.MODEL_RUNS), seed, endOnFailure: true },
