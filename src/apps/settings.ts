@@ -65,6 +65,15 @@ export const HealthCheckRequest = z
   .partial()
   .strict();
 
+/** The console page's health check form: every field as typed, the numbers read from their text. */
+export const HealthCheckForm = z
+  .record(z.string(), z.string())
+  .transform((form) => {
+    const number = (text: string | undefined) => (text !== undefined && /^\s*\d{1,6}\s*$/.test(text) ? Number(text) : text);
+    return { path: form.path?.trim(), expect: form.expect, timeout_seconds: number(form.timeout_seconds), grace_seconds: number(form.grace_seconds) };
+  })
+  .pipe(HealthCheckRequest.required());
+
 export const NewAppRequest = z.object({
   name: fields.name,
   repository: fields.repository,

@@ -6,6 +6,7 @@ import { launchInstance, liveSpec } from "../../src/apps/launch";
 import { getApp } from "../../src/apps/store";
 import { runtimeFor } from "../../src/runtime";
 import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
+import { fieldError, inputValue, signedUpPage } from "./console-pages-helpers";
 
 // Health checks: `health_check` in PATCH /console/api/apps/{id} (bounds, a path only, the field
 // named in each 400, another account's app 404), the deploy probe using it, and the controller's
@@ -181,4 +182,31 @@ describe("the periodic check", () => {
     expect((await getApp(env, app.id))!.health).toEqual(record);
     expect((await client.json<HealthJson>("GET", `/console/api/apps/${app.id}`)).health).toEqual({ state: "unknown", last_failure: null });
   }, 60_000);
+});
+
+describe("the app page's health check form", () => {
+  it("shows the settings and the state, refuses a bad field under it and saves a good form", async () => {
+    const client = await signedUpPage();
+    const repository = await publishRepository(unique("health"), files());
+    const created = await client.post("/console/apps", { name: "Web", repository, branch: "main", root_directory: "", dockerfile_path: "Dockerfile", subdomain: "", plan: "lite" });
+    const id = /([0-9a-f-]{36})$/.exec(created.headers.get("Location")!)![1]!;
+    const page = await client.page(`/console/apps/${id}`);
+    expect(page).toContain('<h2 id="health-heading">Health check</h2>');
+    expect(page).toContain('data-health-state="unknown"');
+    expect(inputValue(page, "f-path")).toBe("/");
+    expect(inputValue(page, "f-timeout_seconds")).toBe("5");
+
+    const bad = await client.post(`/console/apps/${id}/health-check`, { path: "http://evil.example/", expect: "any", timeout_seconds: "99", grace_seconds: "0" });
+    expect(bad.status).toBe(400);
+    const html = await bad.text();
+    expect(fieldError(html, "path")).toBe("Give a path on the app starting with / (such as /healthz), not a full address.");
+    expect(inputValue(html, "f-path")).toBe("http://evil.example/");
+    const slow = await client.post(`/console/apps/${id}/health-check`, { path: "/healthz", expect: "any", timeout_seconds: "99", grace_seconds: "0" });
+    expect(fieldError(await slow.text(), "timeout_seconds")).toBe("The timeout is a whole number of seconds from 1 to 60.");
+
+    const good = await client.post(`/console/apps/${id}/health-check`, { path: "/healthz", expect: "2xx-3xx", timeout_seconds: "3", grace_seconds: "20" });
+    expect(good.status).toBe(303);
+    expect((await client.get(`/console/api/apps/${id}`).then((r) => r.json())) as unknown).toMatchObject({ health_check: { path: "/healthz", expect: "2xx-3xx", timeout_seconds: 3, grace_seconds: 20 } });
+    expect((await (await signedUpPage()).post(`/console/apps/${id}/health-check`, { path: "/x", expect: "any", timeout_seconds: "3", grace_seconds: "0" })).status).toBe(404);
+  });
 });
