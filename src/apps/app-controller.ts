@@ -164,7 +164,9 @@ export class AppController extends DurableObject<Env> {
       });
     }
     const appId = this.ctx.storage.kv.get<string>("app_id");
-    if (appId && !this.#inFlight()) {
+    // Only a renewal that is due takes the mark: the alarm also fires for health checks, and a
+    // mark taken every time would refuse a control pressed in that moment.
+    if (appId && (await this.#renewalDue(appId, now)) && !this.#inFlight()) {
       const mark: InFlightRecord = { kind: "renew", since: now };
       this.#mark(mark, appId);
       try {
@@ -175,6 +177,12 @@ export class AppController extends DurableObject<Env> {
     }
     if (appId) await this.#checkHealth(appId, now);
     await this.#reschedule(now);
+  }
+
+  async #renewalDue(appId: string, now: number): Promise<boolean> {
+    const app = await getApp(this.env, appId);
+    const at = app ? renewalTime(app) : null;
+    return at !== null && now >= at;
   }
 
   /**
