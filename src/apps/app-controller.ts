@@ -50,6 +50,9 @@ export class AppController extends DurableObject<Env> {
 
   #runtime = (): ContainerRuntime | null => runtimeFor(this.env);
 
+  /** A periodic health check is running in this object now. */
+  #checking = false;
+
   /** What is in flight now, for the console (the deploy button's label). */
   inFlight(): InFlight {
     const current = this.#inFlight();
@@ -192,14 +195,18 @@ export class AppController extends DurableObject<Env> {
    */
   async #checkHealth(appId: string, now: number): Promise<void> {
     const due = this.ctx.storage.kv.get<number>(HEALTH_DUE);
-    if (due !== undefined && now < due) return;
+    // One check at a time: a slow one (timeout up to 60 s) is not overtaken by the next alarm.
+    if ((due !== undefined && now < due) || this.#checking) return;
     const app = await getApp(this.env, appId);
     if (!app || app.status !== "running" || !app.instanceId) return void this.ctx.storage.kv.delete(HEALTH_DUE);
     this.ctx.storage.kv.put(HEALTH_DUE, now + getConfig(this.env).HEALTH_CHECK_INTERVAL_SECONDS * 1000);
+    this.#checking = true;
     try {
       await checkAppHealth(this.env, app, now, () => this.restart({ appId, now }));
     } catch (err) {
       log("warn", "health check failed", { app_id: appId, ...describeError(err) });
+    } finally {
+      this.#checking = false;
     }
   }
 

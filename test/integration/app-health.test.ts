@@ -43,10 +43,15 @@ async function deployedApp() {
   return { client, app: live };
 }
 
-/** Waits until the check the PATCH scheduled at once (a real alarm) has run, so ticks are counted alone. */
+/**
+ * Waits until the check the PATCH scheduled at once (a real alarm) has run and ended (its record
+ * written, the next alarm set an interval ahead), so the test's own ticks are counted alone.
+ */
 async function firstCheck(appId: string): Promise<void> {
+  const stub = appController(env, appId) as unknown as DurableObjectStub;
   for (let i = 0; i < 200; i++) {
-    if ((await getApp(env, appId))?.health) return;
+    const alarm = await runInDurableObject(stub, (_instance: unknown, state) => state.storage.getAlarm());
+    if ((await getApp(env, appId))?.health && alarm !== null && alarm > Date.now() + 5 * SECOND) return;
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error("the first health check did not run");
