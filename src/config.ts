@@ -103,6 +103,8 @@ const ConfigSchema = z.object({
       return text;
     }),
   PROBE_TIMEOUT_SECONDS: seconds("PROBE_TIMEOUT_SECONDS", 60),
+  /** How often the controller checks a running app's instance with the app's health check. */
+  HEALTH_CHECK_INTERVAL_SECONDS: seconds("HEALTH_CHECK_INTERVAL_SECONDS", 30),
   /** How long a build may run before it is cancelled on the engine and the deploy fails. */
   BUILD_TIMEOUT_SECONDS: seconds("BUILD_TIMEOUT_SECONDS", 900),
   /** Memory and CPUs of a build's steps; default the largest plan's (pro). */
@@ -235,6 +237,7 @@ export const SETTING_DEFAULTS = {
   RUNTIME_URL: "",
   APPS_DOMAIN: "localhost",
   PROBE_TIMEOUT_SECONDS: 60,
+  HEALTH_CHECK_INTERVAL_SECONDS: 30,
   PROXY_HEADER_TIMEOUT_SECONDS: 100,
   DRAIN_SECONDS: 30,
   STOP_GRACE_SECONDS: 10,

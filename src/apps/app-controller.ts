@@ -1,12 +1,14 @@
 import { DurableObject } from "cloudflare:workers";
 import type { z } from "zod";
 import { getConfig } from "../config";
-import { log } from "../http/log";
+import { describeError, log } from "../http/log";
 import { runtimeFor } from "../runtime";
 import type { ContainerRuntime, Instance } from "../runtime/types";
 import { type Control, type ControlDecision, type ControlResult, type DeployResult, DEPLOY_IN_PROGRESS_MESSAGE, DEPLOY_DEADLINE_MS, type InFlight } from "./controls";
 import { type InFlightRecord, NOT_CURRENT, NO_ENGINE, type Refusal, decideControl, nextAlarm, refusal } from "./controls";
 import { type SwitchOutcome, launchAndSwitch, liveSpec, retirePolicy } from "./launch";
+import { healthSettings, stepHealth } from "./health";
+import { checkAppHealth } from "./health-check";
 import type { DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
 import { type SettingsOutcome, changeAppSettings } from "./service";
@@ -18,6 +20,9 @@ import { recordDeploy, recordStart, startRefusal, stopColumns } from "../billing
 import { type EnvApplyRunner, type EnvSaveResult, ENV_APPLY_DEADLINE_MS, envApplyTimedOut, saveEnvSet } from "../envvars/save";
 import type { EnvVariable } from "../envvars/rules";
 import { launchEnv } from "../envvars/store";
+
+/** When the next periodic health check is due (ms since the epoch), in the controller's storage. */
+const HEALTH_DUE = "health_due";
 
 /**
  * One per app (named by the app id): the one path of every change to an app (deploy and its
@@ -44,6 +49,9 @@ export class AppController extends DurableObject<Env> {
   }
 
   #runtime = (): ContainerRuntime | null => runtimeFor(this.env);
+
+  /** A periodic health check is running in this object now. */
+  #checking = false;
 
   /** What is in flight now, for the console (the deploy button's label). */
   inFlight(): InFlight {
@@ -159,7 +167,9 @@ export class AppController extends DurableObject<Env> {
       });
     }
     const appId = this.ctx.storage.kv.get<string>("app_id");
-    if (appId && !this.#inFlight()) {
+    // Only a renewal that is due takes the mark: the alarm also fires for health checks, and a
+    // mark taken every time would refuse a control pressed in that moment.
+    if (appId && (await this.#renewalDue(appId, now)) && !this.#inFlight()) {
       const mark: InFlightRecord = { kind: "renew", since: now };
       this.#mark(mark, appId);
       try {
@@ -168,14 +178,44 @@ export class AppController extends DurableObject<Env> {
         this.#clear(mark);
       }
     }
+    if (appId) await this.#checkHealth(appId, now);
     await this.#reschedule(now);
+  }
+
+  async #renewalDue(appId: string, now: number): Promise<boolean> {
+    const app = await getApp(this.env, appId);
+    const at = app ? renewalTime(app) : null;
+    return at !== null && now >= at;
+  }
+
+  /**
+   * The periodic health check of a running app, when it is due (every HEALTH_CHECK_INTERVAL_SECONDS):
+   * src/apps/health-check.ts. Its restart is this controller's Restart, so it takes the change mark
+   * like any other change. A stopped app is not checked.
+   */
+  async #checkHealth(appId: string, now: number): Promise<void> {
+    const due = this.ctx.storage.kv.get<number>(HEALTH_DUE);
+    // One check at a time: a slow one (timeout up to 60 s) is not overtaken by the next alarm.
+    if ((due !== undefined && now < due) || this.#checking) return;
+    const app = await getApp(this.env, appId);
+    if (!app || app.status !== "running" || !app.instanceId) return void this.ctx.storage.kv.delete(HEALTH_DUE);
+    this.ctx.storage.kv.put(HEALTH_DUE, now + getConfig(this.env).HEALTH_CHECK_INTERVAL_SECONDS * 1000);
+    this.#checking = true;
+    try {
+      await checkAppHealth(this.env, app, now, () => this.restart({ appId, now }));
+    } catch (err) {
+      log("warn", "health check failed", { app_id: appId, ...describeError(err) });
+    } finally {
+      this.#checking = false;
+    }
   }
 
   /** One alarm for everything timed (controls.ts nextAlarm). */
   async #reschedule(now: number): Promise<void> {
     const appId = this.ctx.storage.kv.get<string>("app_id");
     const app = appId ? await getApp(this.env, appId) : undefined;
-    const at = nextAlarm(this.#inFlight(), app ? renewalTime(app) : null, now);
+    const healthAt = app?.status === "running" && app.instanceId ? (this.ctx.storage.kv.get<number>(HEALTH_DUE) ?? now) : null;
+    const at = nextAlarm(this.#inFlight(), app ? renewalTime(app) : null, now, healthAt);
     if (at === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(at);
   }
@@ -212,7 +252,8 @@ export class AppController extends DurableObject<Env> {
     return this.#engineControl("restart", input, async (app, runtime) => {
       if (!app.instanceId) return { outcome: "refused", code: "INVALID_STATE", message: "The app has no instance to restart." };
       const instance = await runtime.restart(app.instanceId);
-      await updateApp(this.env, app.id, { instanceUrl: instance.url });
+      // The health check's grace period begins again with the restarted process.
+      await updateApp(this.env, app.id, { instanceUrl: instance.url, health: stepHealth(app.health, { kind: "restarted", now: input.now }, healthSettings(app.healthCheck).graceSeconds).record });
       return { outcome: "done" };
     });
   }
@@ -235,8 +276,14 @@ export class AppController extends DurableObject<Env> {
   }
 
   /** Settings (name, repository, build paths, subdomain): checked against the record as it is now, with the mark held. */
-  changeSettings(input: { appId: string; settings: z.output<typeof AppSettingsRequest>; now: number }): Promise<SettingsOutcome | Refusal> {
-    return this.#control("settings", input.appId, input.now, (app) => changeAppSettings(this.env, app, input.settings)) as Promise<SettingsOutcome | Refusal>;
+  async changeSettings(input: { appId: string; settings: z.output<typeof AppSettingsRequest>; now: number }): Promise<SettingsOutcome | Refusal> {
+    const outcome = (await this.#control("settings", input.appId, input.now, (app) => changeAppSettings(this.env, app, input.settings))) as SettingsOutcome | Refusal;
+    if ("ok" in outcome && outcome.ok && input.settings.health_check !== undefined) {
+      // A new health check is tried at once, not at the end of the interval.
+      this.ctx.storage.kv.delete(HEALTH_DUE);
+      await this.#reschedule(input.now);
+    }
+    return outcome;
   }
 
   /**

@@ -82,11 +82,13 @@ export const NOT_CURRENT = "another change to the app took over while this insta
 export const refusal = (billed: { code: "INSUFFICIENT_FUNDS"; message: string }): Refusal => ({ outcome: "refused", code: billed.code, message: billed.message });
 
 /**
- * When the controller's one alarm fires next: the in-flight change's deadline, or the renewal of a
- * running app's paid period (`renewAt`), which waits while a change is in flight. Null: none.
+ * When the controller's one alarm fires next: the in-flight change's deadline, the renewal of a
+ * running app's paid period (`renewAt`), which waits while a change is in flight, or a running
+ * app's next health check (`healthAt`). Null: none.
  */
-export function nextAlarm(current: Pick<InFlightRecord, "kind" | "since"> | null, renewAt: number | null, now: number): number | null {
+export function nextAlarm(current: Pick<InFlightRecord, "kind" | "since"> | null, renewAt: number | null, now: number, healthAt: number | null = null): number | null {
   const times: number[] = [];
+  if (healthAt !== null) times.push(healthAt);
   if (current?.kind === "deploy") times.push(current.since + DEPLOY_DEADLINE_MS);
   if (current?.kind === "env") times.push(current.since + ENV_APPLY_DEADLINE_MS);
   if (renewAt !== null) times.push(current ? Math.max(renewAt, now + RENEWAL_RETRY_MS) : renewAt);

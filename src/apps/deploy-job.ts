@@ -7,6 +7,7 @@ import { appController } from "./app-controller";
 import { missingBuildFileMessage, resolveBuildFile } from "./contract/build-file";
 import { type ProbedPort, probedPort } from "./contract/expose";
 import { DeployLog, deployLogKey } from "./deploy-log";
+import { healthSettings } from "./health";
 import { appImageRepository, launchAndSwitch, retirePolicy } from "./launch";
 import { BUILT_STOPPED, type DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
@@ -132,8 +133,9 @@ async function runBuilt(env: Env, runtime: ContainerRuntime, appId: string, depl
     const replaces = app.instanceId;
     const outcome = await launchAndSwitch({
       runtime,
-      spec: { appId, image: built.image, port: built.port.port, portReason: built.port.reason, plan: app.plan as PlanId, env: variables.env, deployId },
+      spec: { appId, image: built.image, port: built.port.port, portReason: built.port.reason, plan: app.plan as PlanId, env: variables.env, deployId, healthCheck: healthSettings(app.healthCheck) },
       probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
+      healthIntervalSeconds: getConfig(env).HEALTH_CHECK_INTERVAL_SECONDS,
       retire: retirePolicy(getConfig(env)),
       log: (text) => deployLog.append(text),
       switchTo: async (instance) => {

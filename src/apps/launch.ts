@@ -1,6 +1,7 @@
 import { log as serviceLog, describeError } from "../http/log";
 import { appNetworkName } from "../runtime";
 import { type ContainerRuntime, type Instance, InstanceExitedError, RuntimeUnavailableError } from "../runtime/types";
+import { type HealthCheckSettings, engineHealthCheck, healthSettings } from "./health";
 import { type PlanId, planLimits } from "./plans";
 import { probeInstance } from "./probe";
 
@@ -24,16 +25,18 @@ export interface LaunchSpec {
   env: Record<string, string>;
   /** The deploy that built the image, for the instance's labels. */
   deployId: string;
+  /** The app's health check: the probe after start uses it; absent, the defaults (any answer on `/`). */
+  healthCheck?: HealthCheckSettings;
 }
 
 /** The spec of a new instance of an app's live image on `plan`; null before its first build. */
 export function liveSpec(
-  app: { id: string; image: string | null; port: number | null; portReason: string | null; liveDeployId: string | null },
+  app: { id: string; image: string | null; port: number | null; portReason: string | null; liveDeployId: string | null; healthCheck?: HealthCheckSettings | null },
   plan: PlanId,
   env: Record<string, string>,
 ): LaunchSpec | null {
   if (!app.image || app.port === null || !app.liveDeployId) return null;
-  return { appId: app.id, image: app.image, port: app.port, portReason: app.portReason ?? "", plan, env, deployId: app.liveDeployId };
+  return { appId: app.id, image: app.image, port: app.port, portReason: app.portReason ?? "", plan, env, deployId: app.liveDeployId, healthCheck: healthSettings(app.healthCheck) };
 }
 
 export type LaunchOutcome = { ok: true; instance: Instance } | { ok: false; kind: "probe_failed" | "start_failed"; message: string };
@@ -43,6 +46,11 @@ export function probeFailedMessage(port: number, portReason: string, timeoutSeco
   return `The container started but nothing answered on port ${port} (${portReason}) within ${timeoutSeconds} s. The process must listen on 0.0.0.0:${port}, not 127.0.0.1.`;
 }
 
+/** The same with the app's own health check: what its last try found (no body, no address). */
+export function healthProbeFailedMessage(port: number, timeoutSeconds: number, lastError: string): string {
+  return `The container started but its health check on port ${port} did not pass within ${timeoutSeconds} s: ${lastError}`;
+}
+
 /**
  * Starts a new instance and waits until its port answers. An instance that does not answer is
  * removed again, so a failed launch leaves nothing running and whatever served before still does.
@@ -50,9 +58,12 @@ export function probeFailedMessage(port: number, portReason: string, timeoutSeco
 export async function launchInstance(
   runtime: ContainerRuntime,
   spec: LaunchSpec,
-  options: { probeTimeoutSeconds: number; log?: (text: string) => Promise<void> },
+  options: { probeTimeoutSeconds: number; healthIntervalSeconds?: number; log?: (text: string) => Promise<void> },
 ): Promise<LaunchOutcome> {
   const log = options.log ?? (async () => undefined);
+  const check = healthSettings(spec.healthCheck);
+  // The grace period at start lengthens the wait for a first answer; it never shortens it.
+  const probeSeconds = Math.max(options.probeTimeoutSeconds, check.graceSeconds);
   let instance: Instance;
   try {
     instance = await runtime.start({
@@ -63,6 +74,7 @@ export async function launchInstance(
       port: spec.port,
       limits: planLimits(spec.plan),
       network: appNetworkName(spec.appId),
+      healthCheck: engineHealthCheck(check, options.healthIntervalSeconds),
     });
   } catch (err) {
     if (err instanceof RuntimeUnavailableError) throw err;
@@ -75,16 +87,17 @@ export async function launchInstance(
     await log(message);
     return { ok: false, kind: "start_failed", message };
   }
-  await log(`Started instance ${instance.id.slice(0, 12)}; probing port ${spec.port} (${spec.portReason}) for up to ${options.probeTimeoutSeconds} s`);
-  const probe = await probeInstance(instance.url, { timeoutMs: options.probeTimeoutSeconds * 1000 });
+  const what = check.path === "/" && check.expect === "any" ? "" : ` at ${check.path} (expecting ${check.expect === "any" ? "any answer" : "2xx-3xx"})`;
+  await log(`Started instance ${instance.id.slice(0, 12)}; probing port ${spec.port} (${spec.portReason})${what} for up to ${probeSeconds} s`);
+  const probe = await probeInstance(instance.url, { timeoutMs: probeSeconds * 1000, check });
   if (probe.answered) {
-    await log(`Port ${spec.port} answered HTTP ${probe.status}`);
+    await log(`Port ${spec.port} answered HTTP ${probe.status}${check.path === "/" ? "" : ` at ${check.path}`}`);
     return { ok: true, instance };
   }
   const output = await runtime.logs(instance.id, { tail: 100 }).catch(() => "");
   if (output) await log(`Instance output:\n${output}`);
   await runtime.remove(instance.id).catch(() => undefined);
-  const message = probeFailedMessage(spec.port, spec.portReason, options.probeTimeoutSeconds);
+  const message = check.path === "/" && check.expect === "any" ? probeFailedMessage(spec.port, spec.portReason, probeSeconds) : healthProbeFailedMessage(spec.port, probeSeconds, probe.lastError);
   await log(message);
   return { ok: false, kind: "probe_failed", message };
 }
@@ -122,6 +135,8 @@ export interface LaunchAndSwitch {
   /** The new instance: image, port, plan, variables (src/runtime's settings per plan come through here). */
   spec: LaunchSpec;
   probeTimeoutSeconds: number;
+  /** HEALTH_CHECK_INTERVAL_SECONDS, for an engine that checks health itself. */
+  healthIntervalSeconds?: number;
   /** The change's own log (a deploy's log, a variable save's check log). */
   log?: (text: string) => Promise<void>;
   /**
@@ -146,7 +161,7 @@ export type LaunchAndSwitchOutcome =
  */
 export async function launchAndSwitch(input: LaunchAndSwitch): Promise<LaunchAndSwitchOutcome> {
   const log = input.log ?? (async () => undefined);
-  const launched = await launchInstance(input.runtime, input.spec, { probeTimeoutSeconds: input.probeTimeoutSeconds, log });
+  const launched = await launchInstance(input.runtime, input.spec, { probeTimeoutSeconds: input.probeTimeoutSeconds, healthIntervalSeconds: input.healthIntervalSeconds, log });
   if (!launched.ok) return launched;
   const switched = await input.switchTo(launched.instance);
   if (!switched.switched) {

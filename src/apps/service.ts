@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { generatedSubdomain } from "./contract/subdomain";
+import { type HealthCheckSettings, healthSettings } from "./health";
 import type { AppSettingsRequest, NewAppRequest } from "./settings";
 import { type AppRow, getApp, insertApp, isSubdomainTaken, updateAppSettings } from "./store";
 
@@ -29,6 +30,22 @@ function sourceColumns<T extends { name?: string; repository?: string; branch?: 
     rootDirectory: T["root_directory"];
     dockerfilePath: T["dockerfile_path"];
   };
+}
+
+/**
+ * The health check given, over the app's current one (an absent field stays); a changed check
+ * starts its count afresh, so failures under the old path never restart the app.
+ */
+function healthColumns(app: AppRow, input: z.output<typeof AppSettingsRequest>["health_check"]): { healthCheck?: HealthCheckSettings; health?: null } {
+  if (input === undefined) return {};
+  const current = healthSettings(app.healthCheck);
+  const next: HealthCheckSettings = {
+    path: input.path ?? current.path,
+    expect: input.expect ?? current.expect,
+    timeoutSeconds: input.timeout_seconds ?? current.timeoutSeconds,
+    graceSeconds: input.grace_seconds ?? current.graceSeconds,
+  };
+  return { healthCheck: next, health: null };
 }
 
 /** Creates an app (not deployed; the first deploy starts only when Deploy is pressed). */
@@ -64,7 +81,7 @@ export async function changeAppSettings(env: Env, app: AppRow, input: z.output<t
     subdomain = subdomain || generatedSubdomain(app.id);
     if (await isSubdomainTaken(env, subdomain, app.id)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
   }
-  const settings = Object.fromEntries(Object.entries({ ...sourceColumns(input), subdomain }).filter(([, value]) => value !== undefined));
+  const settings = Object.fromEntries(Object.entries({ ...sourceColumns(input), subdomain, ...healthColumns(app, input.health_check) }).filter(([, value]) => value !== undefined));
   try {
     await updateAppSettings(env, app.id, settings);
   } catch (err) {

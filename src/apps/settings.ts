@@ -2,6 +2,7 @@ import { z } from "zod";
 import { normalizeRepository, branchProblem, repositoryProblem } from "../source/forge";
 import { DEFAULT_DOCKERFILE, normalizeRepoPath } from "./contract/build-file";
 import { subdomainProblem } from "./contract/subdomain";
+import { HEALTH_BOUNDS, HEALTH_EXPECTS, healthPathProblem } from "./health";
 import { DEFAULT_PLAN, PLAN_IDS } from "./plans";
 
 /**
@@ -43,6 +44,36 @@ const fields = {
   plan: z.enum(PLAN_IDS, { message: `Choose a plan: ${PLAN_IDS.join(", ")}.` }),
 };
 
+const wholeSeconds = (label: string, bounds: { min: number; max: number }) =>
+  z
+    .number({ message: `${label} is a whole number of seconds from ${bounds.min} to ${bounds.max}.` })
+    .int(`${label} is a whole number of seconds from ${bounds.min} to ${bounds.max}.`)
+    .min(bounds.min, `${label} is a whole number of seconds from ${bounds.min} to ${bounds.max}.`)
+    .max(bounds.max, `${label} is a whole number of seconds from ${bounds.min} to ${bounds.max}.`);
+
+/**
+ * The health check (src/apps/health.ts): a path on the app only, the answer expected, a timeout
+ * and a grace period at start, each within its bounds. An absent field keeps its current value.
+ */
+export const HealthCheckRequest = z
+  .object({
+    path: z.string({ message: "Give a path such as / or /healthz." }).superRefine(rule(healthPathProblem)),
+    expect: z.enum(HEALTH_EXPECTS, { message: `Choose what a healthy answer is: ${HEALTH_EXPECTS.join(" or ")}.` }),
+    timeout_seconds: wholeSeconds("The timeout", HEALTH_BOUNDS.timeoutSeconds),
+    grace_seconds: wholeSeconds("The grace period", HEALTH_BOUNDS.graceSeconds),
+  })
+  .partial()
+  .strict();
+
+/** The console page's health check form: every field as typed, the numbers read from their text. */
+export const HealthCheckForm = z
+  .record(z.string(), z.string())
+  .transform((form) => {
+    const number = (text: string | undefined) => (text !== undefined && /^\s*\d{1,6}\s*$/.test(text) ? Number(text) : text);
+    return { path: form.path?.trim(), expect: form.expect, timeout_seconds: number(form.timeout_seconds), grace_seconds: number(form.grace_seconds) };
+  })
+  .pipe(HealthCheckRequest.required());
+
 export const NewAppRequest = z.object({
   name: fields.name,
   repository: fields.repository,
@@ -62,6 +93,7 @@ export const AppSettingsRequest = z.object({
   root_directory: fields.root_directory.optional(),
   dockerfile_path: fields.dockerfile_path.optional(),
   subdomain: fields.subdomain.optional(),
+  health_check: z.record(z.string(), z.unknown(), { message: "Give the health check as an object: {path, expect, timeout_seconds, grace_seconds}." }).pipe(HealthCheckRequest).optional(),
 });
 
 const SETTING_FIELDS = Object.keys(AppSettingsRequest.shape);

@@ -7,6 +7,7 @@ import { notFound } from "../http/errors";
 import { iso, isUuid } from "../lib/time";
 import { instanceHealth } from "../runtime/instance-settings";
 import type { InstanceRunState } from "../runtime/types";
+import { type HealthView, viewHealth, viewHealthCheck } from "./health";
 import type { PlanId } from "./plans";
 
 /**
@@ -81,7 +82,7 @@ export async function insertApp(env: Env, app: NewApp): Promise<AppRow> {
   return (await getApp(env, app.id))!;
 }
 
-export type AppSettings = Partial<Pick<AppRow, "name" | "repository" | "branch" | "rootDirectory" | "dockerfilePath" | "subdomain">>;
+export type AppSettings = Partial<Pick<AppRow, "name" | "repository" | "branch" | "rootDirectory" | "dockerfilePath" | "subdomain" | "healthCheck" | "health">>;
 
 export async function updateAppSettings(env: Env, id: string, settings: AppSettings): Promise<void> {
   if (Object.keys(settings).length > 0) await database(env).update(apps).set(settings).where(eq(apps.id, id));
@@ -276,6 +277,9 @@ export interface AppView {
   billing: BillingView;
   /** The serving instance's process as the engine reports it; null when none serves (or the engine is not reachable). */
   instance: InstanceView | null;
+  /** The app's health check settings, and what the periodic checks found (src/apps/health.ts). */
+  health_check: ReturnType<typeof viewHealthCheck>;
+  health: HealthView;
 }
 
 /**
@@ -352,6 +356,8 @@ export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: 
     env: viewEnvState(row),
     billing: viewBilling(row),
     instance,
+    health_check: viewHealthCheck(row.healthCheck),
+    health: viewHealth(row),
   };
 }
 

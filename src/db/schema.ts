@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { HealthCheckSettings, HealthRecord } from "../apps/health";
 
 /** Times are Unix milliseconds (integers) throughout. */
 
@@ -167,6 +168,10 @@ export const apps = sqliteTable(
     stoppedSince: integer("stopped_since"),
     paymentDue: integer("payment_due", { mode: "boolean" }).notNull().default(false),
     paidPrice: integer("paid_price"),
+    /** The app's health check settings (src/apps/health.ts); null: the defaults. */
+    healthCheck: text("health_check", { mode: "json" }).$type<HealthCheckSettings>(),
+    /** What the controller's periodic checks found of the serving instance. */
+    health: text("health", { mode: "json" }).$type<HealthRecord>(),
   },
   (t) => [uniqueIndex("apps_subdomain_idx").on(t.subdomain), index("apps_account_idx").on(t.accountId, t.createdAt)],
 );

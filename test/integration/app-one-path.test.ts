@@ -28,7 +28,7 @@ describe("settings through the AppController", () => {
     const repository = await publishRepository(unique("repo"), httpdFiles("<p>x</p>"));
     const app = await client.json<AppJson & { name: string }>("POST", "/console/api/apps", { name: "Web", repository, subdomain: unique("set") });
     for (const [body, field] of [
-      [{ health_check: { path: "/" } }, "health_check"],
+      [{ instance_id: "abc" }, "instance_id"],
       [{ name: "Renamed", status: "running" }, "status"],
       [{}, ""],
     ] as const) {

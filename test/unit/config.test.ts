@@ -22,6 +22,7 @@ describe("parseConfig", () => {
       RUNTIME_URL: "",
       APPS_DOMAIN: "localhost",
       PROBE_TIMEOUT_SECONDS: 60,
+      HEALTH_CHECK_INTERVAL_SECONDS: 30,
       PROXY_HEADER_TIMEOUT_SECONDS: 100,
       DRAIN_SECONDS: 30,
       STOP_GRACE_SECONDS: 10,

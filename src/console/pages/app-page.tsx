@@ -6,6 +6,7 @@ import { ControlsCard } from "./app-controls";
 import { Csrf, DateTime } from "./components";
 import { DeployHistory, FailurePanel, liveState } from "./deploy-panel";
 import { BUILT_STOPPED, builtWhileStopped } from "../../apps/messages";
+import { type HealthForm, HealthFact, HealthSection } from "./health-section";
 import { DomainsSection, type DomainsSectionProps } from "./domains-section";
 import { type EnvPasteForm, type EnvRowsForm, EnvSection } from "./env-section";
 import type { Flash } from "./flash";
@@ -29,6 +30,8 @@ export interface AppPageProps {
   /** The Environment section's rows (as saved, or as typed with their messages) and paste box. */
   envRows: EnvRowsForm;
   envPaste?: EnvPasteForm;
+  /** The health check form as typed, with its errors. */
+  healthForm?: HealthForm;
 }
 
 /** The port the app is probed on and why (SPEC.md deployment contract 2), once a build told it. */
@@ -113,6 +116,7 @@ export function AppPage(props: AppPageProps) {
               {billing.summary} <a href="/console/billing">Wallet</a>
             </dd>
           </div>
+          <HealthFact health={app.health} locale={viewer.locale} />
           <div>
             <dt>Created</dt>
             <dd>
@@ -132,6 +136,7 @@ export function AppPage(props: AppPageProps) {
       <p class="visually-hidden" role="status" data-app-announce=""></p>
       <DomainsSection appId={app.id} csrfToken={viewer.csrfToken} locale={viewer.locale} {...props.domains} />
       <EnvSection app={app} csrfToken={viewer.csrfToken} rows={props.envRows} paste={props.envPaste} flash={props.flash} />
+      <HealthSection app={app} csrfToken={viewer.csrfToken} form={props.healthForm} />
       <section class="card" id="settings" aria-labelledby="settings-heading">
         <h2 id="settings-heading">Settings</h2>
         <p class="lead">The name changes at once; the source settings are used from the next deploy.</p>

@@ -4,7 +4,7 @@ import { appController } from "../../apps/app-controller";
 import { deployLogKey } from "../../apps/deploy-log";
 import { PLANS, type PlanId } from "../../apps/plans";
 import { createApp } from "../../apps/service";
-import { AppSettingsRequest, NewAppRequest, PlanRequest } from "../../apps/settings";
+import { AppSettingsRequest, HealthCheckForm, NewAppRequest, PlanRequest } from "../../apps/settings";
 import { type AppRow, getDeploy, getOwnedApp, latestDeploy, listApps, listDeploys, viewApp, viewDeploy } from "../../apps/store";
 import { addRefusal } from "../../domains/refusals";
 import { expiryNotes, planChangeBlocked, viewAppDomains } from "../../domains/service";
@@ -41,9 +41,9 @@ async function viewOf(c: Page, row: AppRow) {
 export async function appPageProps(
   c: Page,
   row: AppRow,
-  form: { hostname?: string; error?: string } & Partial<Pick<AppPageProps, "envRows" | "envPaste">> = {},
+  form: { hostname?: string; error?: string } & Partial<Pick<AppPageProps, "envRows" | "envPaste" | "healthForm">> = {},
 ): Promise<AppPageProps> {
-  const { envRows, envPaste, ...domainForm } = form;
+  const { envRows, envPaste, healthForm, ...domainForm } = form;
   const domains = await viewAppDomains(c.env, row);
   // Why a domain cannot be added now (plan, app not running), said before anyone tries.
   const blocked = addRefusal({ appStatus: row.status, plan: row.plan, domainCount: 0, hostnameTaken: false });
@@ -64,6 +64,7 @@ export async function appPageProps(
     },
     envRows: envRows ?? { version: saved?.version ?? 0, rows: saved?.variables ?? [] },
     envPaste,
+    healthForm,
   };
 }
 
@@ -144,6 +145,14 @@ export const appPages = new Hono<AppEnv>()
     }
     await setFlash(c, { notice: "Settings saved. The next deploy uses them." });
     return c.redirect(appPath(row.id), 303);
+  })
+  .post("/:id/health-check", async (c) => {
+    const row = await ownedApp(c);
+    const form = await readForm(c, HealthCheckForm);
+    if (!form.ok) return render(c, <AppPage {...await appPageProps(c, row, { healthForm: { values: form.values, errors: form.errors } })} />, 400);
+    const saved = await appController(c.env, row.id).changeSettings({ appId: row.id, settings: { health_check: form.data }, now: c.get("deps").now() });
+    await setFlash(c, "outcome" in saved ? { error: saved.message } : { notice: "Health check saved. The next check and the next deploy use it." });
+    return c.redirect(`${appPath(row.id)}#health-check`, 303);
   })
   .post("/:id/deploy", async (c) => {
     const app = await ownedApp(c);
