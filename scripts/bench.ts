@@ -15,6 +15,7 @@ import { type Dataset, measureExportAndDownload, prepareDataset } from "./bench/
 import { measureLatency } from "./bench/latency-phase";
 import { measureWritesDuringExport } from "./bench/writes-phase";
 import { describeMachine } from "./bench/machine";
+import { judgeGoals } from "./bench/goals";
 import { missingTools } from "./bench/native";
 import { measureRequests } from "./bench/request-phase";
 import { startNginx } from "./bench/nginx";
@@ -159,6 +160,7 @@ async function finishReport(
     machine: await describeMachine(),
     options: { ...options, durationSeconds: Math.round((Date.now() - began) / 1000) },
     ...found,
+    goals: judgeGoals(found.rows),
   };
   const out = resolve(ROOT, options.out);
   writeReport(out, report);
