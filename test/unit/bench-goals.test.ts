@@ -9,7 +9,7 @@ const s = (median: number, max = median): Summary => ({ median, min: median, max
 function requestRow(subject: string, floorRatio: number): ResultRow {
   return { subject, metric: "requests/s (wrk, 20 connections)", worker: s(floorRatio * 100), baselineName: "floor", baseline: s(100), ratio: floorRatio, better: "higher", floor: s(100), floorName: "floor", floorRatio };
 }
-const row = (subject: string, metric: string, ratio: number, baselineName = "native", worker = s(ratio)): ResultRow => ({ subject, metric, worker, baselineName, baseline: s(1), ratio, better: "higher" });
+const row = (subject: string, metric: string, ratio: number, baselineName = "sqlite3 .dump | gzip -6 | sha256sum", worker = s(ratio)): ResultRow => ({ subject, metric, worker, baselineName, baseline: s(1), ratio, better: "higher" });
 
 const verdicts = (rows: ResultRow[]) => Object.fromEntries(judgeGoals(rows).map((g) => [g.goal.split(" ")[0] === "/healthz" ? "healthz" : g.goal.split(" ")[0], g.verdict]));
 
@@ -21,6 +21,7 @@ describe("bench goals", () => {
     ["start at 2x /healthz is met, over it not", [row("Start export of an empty database (50 clients)", "p50, ms", 2, "our /healthz, same clients")], { Start: "met" }],
     ["start over 2x", [row("Start export of an empty database (50 clients)", "p50, ms", 2.1, "our /healthz, same clients")], { Start: "not met" }],
     ["every shape at 0.9 or more", [row("Export narrow rows, 2,000,000", "throughput, MB/s of raw data", 0.9), row("Export 50 MB", "throughput, MB/s of raw data", 1.1)], { Export: "met" }],
+    ["the rows with a steady writer are not against native", [row("Export 50 MB", "throughput, MB/s of raw data", 0.95), row("Export 50 MB with a steady writer (a call per 100 ms)", "throughput, MB/s of raw data", 0.5, "no writer")], { Export: "met" }],
     ["one shape below", [row("Export narrow rows, 2,000,000", "throughput, MB/s of raw data", 0.73), row("Export 50 MB", "archive size, MB", 0.5)], { Export: "not met" }],
     ["isolate judged on its highest run", [row("Isolate 50 MB", "Worker isolate peak during export, JS heap + ArrayBuffers, MB", 1, "goal", { median: 60, min: 50, max: 70, runs: [50, 60, 70] })], { Worker: "not met" }],
     ["isolate within 64 MB", [row("Isolate 1 GB", "Worker isolate peak during download, JS heap + ArrayBuffers, MB", 1, "goal", s(64))], { Worker: "met" }],
