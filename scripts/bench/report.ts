@@ -4,6 +4,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { type GoalLine, renderGoals } from "./goals";
 
 /** One figure over several runs. */
 export interface Summary {
@@ -79,6 +80,8 @@ export interface BenchReport {
   notes: string[];
   /** Correctness checks done on the way (archive hashes, round trip to the same rows). */
   checks: { name: string; ok: boolean; detail: string }[];
+  /** Each performance goal, met or not, from this run's rows (goals.ts). */
+  goals?: GoalLine[];
 }
 
 function figure(n: number): string {
@@ -114,7 +117,8 @@ export function renderTable(report: BenchReport): string {
   const text = lines.map((l) => l.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd());
   text.splice(1, 0, widths.map((w) => "-".repeat(w)).join("  "));
   const checks = report.checks.map((c) => `${c.ok ? "ok  " : "FAIL"} ${c.name}: ${c.detail}`);
-  return [...head, ...text, "", ...report.notes, "", ...checks].join("\n");
+  const goals = report.goals ? ["", ...renderGoals(report.goals)] : [];
+  return [...head, ...text, ...goals, "", ...report.notes, "", ...checks].join("\n");
 }
 
 /** Writes the report as JSON, creating the directory. */

@@ -84,7 +84,7 @@ export interface DumpText {
  * (a trigger created earlier would add or change rows on restore). All inside one transaction.
  * Starts at `from`, so a dump can be taken up again where an earlier piece ended.
  */
-export function* dumpSql(sql: SqlStorage, from: DumpPosition = DUMP_START): Generator<DumpText, void, undefined> {
+export function* dumpSql(sql: SqlStorage, from: DumpPosition = DUMP_START, reads: PageReads = "auto"): Generator<DumpText, void, undefined> {
   const { tables, kinds, ofType } = listObjects(sql);
   if (!fits(from, tables.length)) throw new Error("This dump position does not fit the database.");
   // Open under a snapshot journal (see snapshot-journal.ts): rows read as they were when it began.
@@ -97,7 +97,7 @@ export function* dumpSql(sql: SqlStorage, from: DumpPosition = DUMP_START): Gene
   for (let t = Math.max(0, from.table); t < tables.length; t++) {
     const start = t === from.table ? from : { table: t, after: null, offset: 0 };
     const name = tables[t]!.name;
-    yield* tableRows(sql, name, kinds.get(name), start, plan?.tables.get(name));
+    yield* tableRows(sql, name, kinds.get(name), start, plan?.tables.get(name), reads);
   }
   const counters = plan ? plan.sequence : kinds.has("sqlite_sequence") ? sequenceRows(sql) : "";
   yield { text: `${counters}${ofType("trigger").map((o) => `${o.sql};\n`).join("")}COMMIT;\n`, next: null };
@@ -143,7 +143,7 @@ export function tableShape(sql: SqlStorage, table: string, kind: TableListRow | 
  * ROWID). Under a journal, a row's pre-image stands in for the row, and rows the snapshot did not
  * hold are left out (journal-plan.ts).
  */
-function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefined, start: DumpPosition, plan?: TablePlan): Generator<DumpText> {
+function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefined, start: DumpPosition, plan: TablePlan | undefined, reads: PageReads): Generator<DumpText> {
   const shape = tableShape(sql, table, kind);
   const { columns } = shape;
   if (columns.length === 0) return;
@@ -156,26 +156,76 @@ function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefin
   let after = start.after;
   let offset = start.offset;
   let limit = start.rows ?? FIRST_BATCH_ROWS;
+  // The first page of a table (and of a dump taken up again) is read row by row; once a page of
+  // small rows has come back, the next one is read whole (readWholePage).
+  let whole = false;
   for (;;) {
-    const query: string = page(after, offset, limit);
-    let text = "";
-    let rows = 0;
-    let full = false;
-    for (const row of sql.exec(query).raw()) {
-      // The rest of a full page is read through, not left: an unfinished statement would keep
-      // SQLite from dropping the snapshot journal's tables when the dump ends.
-      if (full) continue;
-      text += `${prefix}${row[0] as string});\n`;
-      rows++;
-      after = row.slice(1, 1 + keyCount) as string[];
-      full = text.length >= DUMP_CHUNK_CHARS;
-    }
+    const query = page(after, offset, limit);
+    const read: PageText = whole ? readWholePage(sql, query, page.width, prefix, keyCount) : readRowByRow(sql, query, prefix, keyCount);
+    const { text, rows, full } = read;
+    if (read.after) after = read.after;
     offset += rows;
     const more = full || rows === limit;
     limit = nextLimit(limit, rows, full, text.length);
+    whole = reads === "auto" && !full && text.length < DUMP_CHUNK_CHARS / 2;
     if (rows > 0) yield { text, next: { table: start.table, after, offset, rows: limit } };
     if (!more) return;
   }
+}
+
+/** How pages are read: `auto` (row by row, or whole once rows are known to be small) or always `rows` (the reference). */
+export type PageReads = "auto" | "rows";
+
+/** What one page gave: its INSERTs, how many rows they hold, the last one's walk key, and whether it filled a chunk. */
+interface PageText {
+  text: string;
+  rows: number;
+  after: string[] | null;
+  full: boolean;
+}
+
+/**
+ * One page read a row at a time: the chunk ends at the row that fills it. The rest of a full page
+ * is read through, not left: an unfinished statement would keep SQLite from dropping the snapshot
+ * journal's tables when the dump ends.
+ */
+function readRowByRow(sql: SqlStorage, query: string, prefix: string, keyCount: number): PageText {
+  let text = "";
+  let rows = 0;
+  let full = false;
+  let after: string[] | null = null;
+  for (const row of sql.exec(query).raw()) {
+    if (full) continue;
+    text += `${prefix}${row[0] as string});\n`;
+    rows++;
+    after = row.slice(1, 1 + keyCount) as string[];
+    full = text.length >= DUMP_CHUNK_CHARS;
+  }
+  return { text, rows, after, full };
+}
+
+/**
+ * One page read in a single step: SQLite joins the page's literals (and walk keys) with NULs, so
+ * a page of small rows crosses into JavaScript once instead of once per row. No literal holds a
+ * NUL (quote() ends TEXT at its first NUL; numbers and hex have none). The chunk ends at the same
+ * row as readRowByRow's, so both give the very same text and positions.
+ */
+function readWholePage(sql: SqlStorage, query: string, width: number, prefix: string, keyCount: number): PageText {
+  const names = Array.from({ length: width }, (_, i) => `c${i}`);
+  const keys = keyCount === 0 ? "''" : names.slice(1, 1 + keyCount).join("||char(0)||");
+  const [values, keyList, count] = sql
+    .exec(`WITH page(${names.join(",")}) AS (${query}) SELECT group_concat(c0, char(0)), group_concat(${keys}, char(0)), count(*) FROM page`)
+    .raw()
+    .next().value as [string | null, string | null, number];
+  if (count === 0) return { text: "", rows: 0, after: null, full: false };
+  const literals = values!.split("\0");
+  const keyParts = keyCount === 0 ? [] : keyList!.split("\0");
+  if (literals.length !== count || keyParts.length !== count * keyCount) throw new Error("A dump page's literals did not split into its rows.");
+  let text = "";
+  let rows = 0;
+  while (rows < count && text.length < DUMP_CHUNK_CHARS) text += `${prefix}${literals[rows++]});\n`;
+  const after = keyCount === 0 ? [] : keyParts.slice((rows - 1) * keyCount, rows * keyCount);
+  return { text, rows, after, full: text.length >= DUMP_CHUNK_CHARS };
 }
 
 /** Rows the first page of a table asks for; later pages grow toward DUMP_BATCH_ROWS while rows are small. */
@@ -192,14 +242,17 @@ export function nextLimit(limit: number, rows: number, full: boolean, chars: num
   return limit;
 }
 
-type Page = (after: string[] | null, offset: number, limit: number) => string;
+/** A page's SELECT (the literal list, then the walk key as literals, then anything else), and how many columns it has. */
+type Page = ((after: string[] | null, offset: number, limit: number) => string) & { width: number };
+
+const withWidth = (page: (after: string[] | null, offset: number, limit: number) => string, width: number): Page => Object.assign(page, { width });
 
 /** A page of the table as it is now. */
 function livePage(table: string, shape: TableShape): Page {
   const { walk } = shape;
   // No aliases: an alias would shadow a column of the same name in ORDER BY and WHERE.
   const select = `SELECT ${[shape.values(), ...keyExpressions(walk)].join(", ")} FROM ${quoteIdent(table)}`;
-  return (after, offset, limit) => pageQuery(select, walk, after, offset, limit);
+  return withWidth((after, offset, limit) => pageQuery(select, walk, after, offset, limit), 1 + keyExpressions(walk).length);
 }
 
 /**
@@ -211,7 +264,7 @@ function journalPage(table: string, shape: TableShape, plan: TablePlan): Page {
   const j = quoteIdent(plan.journal);
   if (plan.mode === "copy") {
     // A virtual table was copied whole into its journal when the dump began.
-    return (after, _offset, limit) => `SELECT image, quote(k) FROM ${j}${after ? ` WHERE k > ${after[0]}` : ""} ORDER BY k LIMIT ${limit}`;
+    return withWidth((after, _offset, limit) => `SELECT image, quote(k) FROM ${j}${after ? ` WHERE k > ${after[0]}` : ""} ORDER BY k LIMIT ${limit}`, 2);
   }
   const t = quoteIdent(table);
   const keys = plan.keys;
@@ -227,10 +280,11 @@ function journalPage(table: string, shape: TableShape, plan: TablePlan): Page {
   const order = k.map((_, i) => String(2 + keys.length + i)).join(",");
   // One compound SELECT ordered by the raw keys (the columns after v and the quoted keys): SQLite
   // merges the two arms, each walked in key order, so a page costs the same wherever it starts.
-  return (after, _offset, limit) =>
+  const query = (after: string[] | null, _offset: number, limit: number) =>
     `SELECT ${shape.values((c) => `${t}.${quoteIdent(c)}`)}, ${live.map((c) => `quote(${c})`).join(", ")}, ${live.join(", ")} FROM ${t} WHERE ${[...range(live, after), known].join(" AND ")}
      UNION ALL SELECT image, ${k.map((name) => `quote(${name})`).join(", ")}, ${k.join(", ")} FROM ${j} WHERE ${[...range(k, after), "image IS NOT NULL"].join(" AND ")}
      ORDER BY ${order} LIMIT ${limit}`;
+  return withWidth(query, 1 + 2 * keys.length);
 }
 
 /**

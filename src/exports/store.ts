@@ -59,6 +59,15 @@ export async function findExport(env: Env, ref: ExportRef): Promise<ExportRecord
   return (await database(env).select().from(exports).where(byRef(ref)).get()) ?? null;
 }
 
+/** What a download link's poll reads of its export: the clock fields and the archive's size and hash. */
+export type DownloadRecord = Pick<ExportRecord, "status" | "finishedAt" | "deadlineAt" | "sizeBytes" | "sha256">;
+
+/** The few columns a poll of a download link needs (not the checkpoint of a running export). */
+export async function findExportForDownload(env: Env, ref: ExportRef): Promise<DownloadRecord | null> {
+  const columns = { status: exports.status, finishedAt: exports.finishedAt, deadlineAt: exports.deadlineAt, sizeBytes: exports.sizeBytes, sha256: exports.sha256 };
+  return (await database(env).select(columns).from(exports).where(byRef(ref)).get()) ?? null;
+}
+
 /** The newest exports of a database, newest first. */
 export function listExports(env: Env, databaseId: string, limit: number): Promise<ExportRecord[]> {
   return database(env).select().from(exports).where(eq(exports.databaseId, databaseId)).orderBy(desc(exports.createdAt)).limit(limit);

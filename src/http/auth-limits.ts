@@ -3,6 +3,7 @@ import { sha256Hex } from "../lib/encoding";
 import type { AppEnv } from "./context";
 import { ApiError } from "./errors";
 import type { RatePolicy } from "./gcra";
+import { limiterId } from "./rate-limiter";
 
 /**
  * Limits in front of authentication, so guessing costs a guesser more than it costs us: each is
@@ -30,7 +31,7 @@ export function clientAddress(c: Context): string {
 }
 
 function limiter(c: Context<AppEnv>, key: string) {
-  return c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(key));
+  return c.env.RATE_LIMITER.get(limiterId(c.env.RATE_LIMITER, key));
 }
 
 /** 429 RATE_LIMIT_EXCEEDED unless every one of `keys` has allowance left under its policy. */

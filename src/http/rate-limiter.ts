@@ -56,6 +56,24 @@ export class RateLimiter extends DurableObject<Env> {
   }
 }
 
+/**
+ * Object ids by caller key: deriving one hashes the name, and a caller's requests come again and
+ * again. An id is a plain value, valid in any request; the map is cleared when it grows past its bound.
+ */
+const limiterIds = new Map<string, DurableObjectId>();
+const LIMITER_IDS_KEPT = 1000;
+
+/** The limiter object's id for a caller key (or any other limiter name). */
+export function limiterId(namespace: Env["RATE_LIMITER"], key: string): DurableObjectId {
+  let id = limiterIds.get(key);
+  if (!id) {
+    id = namespace.idFromName(key);
+    if (limiterIds.size >= LIMITER_IDS_KEPT) limiterIds.clear();
+    limiterIds.set(key, id);
+  }
+  return id;
+}
+
 /** Names the caller a request is counted against, e.g. `account:<id>` or `ip:<address>`. */
 export type CallerKey = (c: Context<AppEnv>) => string | Promise<string>;
 
@@ -82,7 +100,7 @@ export function rateLimit(callerKey: CallerKey): MiddlewareHandler<AppEnv> {
     const config = c.get("config");
     const policy = { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST };
     const key = await callerKey(c);
-    const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(key));
+    const limiter = c.env.RATE_LIMITER.get(limiterId(c.env.RATE_LIMITER, key));
     const decision = await limiter.take({ now: c.get("deps").now(), policy });
     const headers = rateLimitHeaders(decision, policy);
     if (!decision.allowed) {

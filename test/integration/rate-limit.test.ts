@@ -67,6 +67,18 @@ describe("call-rate limit on start export", () => {
     expect((await app.startExport(other.token, other.databaseId, SLOW)).status).toBe(200);
   });
 
+  it("decides before the database does: over the limit, another account's database and a missing one answer 429, not 404", async () => {
+    const { token, databaseId } = await accountWithToken();
+    const other = await accountWithToken();
+    const app = clockedApp();
+    for (let i = 0; i < 3; i++) await app.startExport(token, databaseId, SLOW);
+    // The database is read while the limit is checked; the limit's answer comes first all the same.
+    expect(await codeOf(await app.startExport(token, other.databaseId, SLOW))).toBe("RATE_LIMIT_EXCEEDED");
+    expect(await codeOf(await app.startExport(token, crypto.randomUUID(), SLOW))).toBe("RATE_LIMIT_EXCEEDED");
+    app.clock.now += 9_000;
+    expect(await codeOf(await app.startExport(token, other.databaseId, SLOW))).toBe("NOT_FOUND");
+  });
+
   it("counts per account across databases and tokens", async () => {
     const { client, token, databaseId } = await accountWithToken();
     const second = await client.json<{ id: string }>("POST", "/console/api/databases", { name: "second" });

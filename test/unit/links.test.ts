@@ -124,6 +124,27 @@ describe("download link signing", () => {
     expect(await verifyDownloadLink(KEYS, { path: PATH, exp: String(EXP), sig, now })).toEqual(expected);
   });
 
+  // A genuine signature is remembered per isolate, so a poll does not compute the HMAC again.
+  describe("a signature remembered as genuine", () => {
+    it("is refused once its key is taken out of the configuration, or its kid names another secret", async () => {
+      const sig = await signDownloadLink([OLD_KEY], { path: PATH, exp: EXP });
+      const request = { path: PATH, exp: String(EXP), sig, now: BEFORE };
+      expect(await verifyDownloadLink(KEYS, request)).toEqual({ ok: true, exp: EXP });
+      expect(await verifyDownloadLink([NEW_KEY], request)).toEqual({ ok: false, code: "SIGNED_URL_INVALID" });
+      const sameKidOtherSecret = { kid: OLD_KEY.kid, secret: "unit-test-secret-three-0123456789abcd" };
+      expect(await verifyDownloadLink([sameKidOtherSecret], request)).toEqual({ ok: false, code: "SIGNED_URL_INVALID" });
+    });
+
+    it("still expires, and covers only the path, exp and method it was checked for", async () => {
+      const sig = await signDownloadLink(KEYS, { path: PATH, exp: EXP });
+      expect(await verifyDownloadLink(KEYS, { path: PATH, exp: String(EXP), sig, now: BEFORE })).toEqual({ ok: true, exp: EXP });
+      expect(await verifyDownloadLink(KEYS, { path: PATH, exp: String(EXP), sig, now: EXP * 1000 + 1 })).toEqual({ ok: false, code: "SIGNED_URL_EXPIRED" });
+      expect(await verifyDownloadLink(KEYS, { path: PATH, exp: String(EXP + 1), sig, now: BEFORE })).toEqual({ ok: false, code: "SIGNED_URL_INVALID" });
+      expect(await verifyDownloadLink(KEYS, { path: downloadPath(DB, DB), exp: String(EXP), sig, now: BEFORE })).toEqual({ ok: false, code: "SIGNED_URL_INVALID" });
+      expect(await verifyDownloadLink(KEYS, { path: PATH, exp: String(EXP), sig, now: BEFORE, method: "DELETE" })).toEqual({ ok: false, code: "SIGNED_URL_INVALID" });
+    });
+  });
+
   it("checks the signature before expiry: a forged expired link is invalid, not expired", async () => {
     const verdict = await verifyDownloadLink(KEYS, { path: PATH, exp: "1000", sig: "AAAA", now: BEFORE });
     expect(verdict).toEqual({ ok: false, code: "SIGNED_URL_INVALID" });

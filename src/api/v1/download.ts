@@ -4,7 +4,7 @@ import { verifyDownloadLink } from "../../auth/links";
 import { ownerOfDatabase } from "../../databases/service";
 import { ArchiveUnreadable, archiveResponse } from "../../exports/archive-response";
 import { observedStatus } from "../../exports/export-state";
-import { findExport } from "../../exports/store";
+import { type DownloadRecord, findExportForDownload } from "../../exports/store";
 import type { AppEnv } from "../../http/context";
 import { ApiError } from "../../http/errors";
 import { log } from "../../http/log";
@@ -80,11 +80,30 @@ function rememberOwner(databaseId: string, accountId: string, now: number): void
   owners.set(databaseId, { accountId, until: now + OWNER_TTL_MS });
 }
 
+/**
+ * The export record, read while the call rate is checked: the read starts once the link is known
+ * genuine (so a forged link still costs no lookup), and the rate limit still decides first (a
+ * refused call answers 429 whatever the record says). The two round trips overlap instead of
+ * following each other.
+ */
+const recordReads = new WeakMap<Request, Promise<DownloadRecord | null>>();
+
+export function readRecordAhead(): MiddlewareHandler<AppEnv> {
+  return async function readRecordAhead(c, next) {
+    const { id, eid } = c.req.param() as { id: string; eid: string };
+    const read = findExportForDownload(c.env, { databaseId: id, exportId: eid });
+    // Awaited by serveDownload; a call refused before it gets there leaves the read unawaited.
+    read.catch(() => undefined);
+    recordReads.set(c.req.raw, read);
+    await next();
+  };
+}
+
 /** The record decides: 503 while prepared, 404, 410, else the archive (or 500 if unreadable). */
 export async function serveDownload(c: Context<AppEnv>): Promise<Response> {
   const { id, eid } = c.req.param() as { id: string; eid: string };
   const config = c.get("config");
-  const record = await findExport(c.env, { databaseId: id, exportId: eid });
+  const record = await (recordReads.get(c.req.raw) ?? findExportForDownload(c.env, { databaseId: id, exportId: eid }));
   // The clock decides, not the sweep: past its deadline an export is failed, past retention
   // expired, from the exact moment, even before the cron has rewritten the record.
   const status = record ? observedStatus(record, c.get("deps").now(), config.ARCHIVE_RETENTION_SECONDS) : "failed";
@@ -166,7 +185,7 @@ export const downloadExportRoute = createRoute({
   method: "get",
   path: "/api/v1/dbs/{id}/exports/{eid}/download",
   operationId: "downloadExport",
-  middleware: [signedLink(), rateLimit(linkOwner)] as const,
+  middleware: [signedLink(), readRecordAhead(), rateLimit(linkOwner)] as const,
   tags: ["Exports"],
   summary: "Download a finished export",
   description: [
