@@ -74,7 +74,13 @@ async function deployUntilServing(session: Session, app: AppJson, proxy: { url: 
     await new Promise((r) => setTimeout(r, 20));
   }
   const ms = performance.now() - started;
-  const log = await session.text(`/console/api/apps/${app.id}/deploys/${deploy.id}/log`);
+  // The log object is written now and then while the job runs, and whole at its end: wait for the end.
+  let log = "";
+  for (let i = 0; i < 100; i++) {
+    log = await session.text(`/console/api/apps/${app.id}/deploys/${deploy.id}/log`);
+    if (/^==> Live: /m.test(log) || /^Live: /m.test(log)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   return { ms, log };
 }
 

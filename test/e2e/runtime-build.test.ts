@@ -23,11 +23,25 @@ const bb = (script: string) => JSON.stringify(["/bin/busybox", "sh", "-c", scrip
 /** Each RUN writes 16 random bytes: a reused step has the same layer, a step run anew another. */
 const DOCKERFILE = ["FROM scratch", "LABEL cp-buildtest=1", "COPY busybox /bin/busybox", `RUN ${bb("/bin/busybox head -c 16 /dev/urandom > /random; echo wrote random")}`, "COPY app.txt /app.txt", `CMD ${bb("cat /app.txt")}`, ""].join("\n");
 const CACHE_MOUNT = ["FROM scratch", "LABEL cp-buildtest=1", "COPY busybox /bin/busybox", "COPY app.txt /app.txt", `RUN --mount=type=cache,target=/cache ${bb("/bin/busybox ls /cache | /bin/busybox sed 's/^/in cache: /'; /bin/busybox touch /cache/left-by-an-earlier-build")}`, ""].join("\n");
+/** A step that outlives the build's deadline; its unique duration finds its process on the host. */
+const SLEEP_SECONDS = 40 + Math.floor(Math.random() * 500);
+const SLOW = ["FROM scratch", "LABEL cp-buildtest=1", "COPY busybox /bin/busybox", `RUN ["/bin/busybox", "sleep", "${SLEEP_SECONDS}"]`, ""].join("\n");
 const FAILING = ["FROM scratch", "LABEL cp-buildtest=1", "COPY busybox /bin/busybox", `RUN ${bb("echo about to fail; exit 3")}`, ""].join("\n");
 
 let fwd: DockerForwarder;
 let busybox: Uint8Array;
 const images: string[] = [];
+
+async function stepProcesses(): Promise<string[]> {
+  const { readdir, readFile: read } = await import("node:fs/promises");
+  const out: string[] = [];
+  for (const pid of await readdir("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    const args = await read(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+    if (args) out.push(args.replaceAll("\0", " "));
+  }
+  return out;
+}
 
 async function engine<T>(path: string, init?: RequestInit): Promise<T> {
   const version = (await fetch(`${fwd.url}/_ping`)).headers.get("Api-Version");
@@ -42,10 +56,10 @@ async function layers(tag: string): Promise<string[]> {
 }
 
 function context(app: string, extra: TarEntry[] = []): ReadableStream<Uint8Array> {
-  return tarStream([{ name: "busybox", data: busybox, mode: 0o755 }, { name: "Dockerfile", data: DOCKERFILE }, { name: "cache.Dockerfile", data: CACHE_MOUNT }, { name: "failing.Dockerfile", data: FAILING }, { name: "app.txt", data: app }, ...extra], 16 * 1024);
+  return tarStream([{ name: "busybox", data: busybox, mode: 0o755 }, { name: "Dockerfile", data: DOCKERFILE }, { name: "cache.Dockerfile", data: CACHE_MOUNT }, { name: "failing.Dockerfile", data: FAILING }, { name: "slow.Dockerfile", data: SLOW }, { name: "app.txt", data: app }, ...extra], 16 * 1024);
 }
 
-async function build(runtime: DockerRuntime, tag: string, app: string, options: { dockerfile?: string; cacheScope?: string } = {}): Promise<{ outcome: BuildOutcome; output: string }> {
+async function build(runtime: DockerRuntime, tag: string, app: string, options: { dockerfile?: string; cacheScope?: string; timeoutSeconds?: number } = {}): Promise<{ outcome: BuildOutcome; output: string }> {
   images.push(tag);
   let output = "";
   const outcome = await runtime.build({
@@ -53,7 +67,7 @@ async function build(runtime: DockerRuntime, tag: string, app: string, options: 
     dockerfile: options.dockerfile ?? "Dockerfile",
     tag,
     ...(options.cacheScope ? { cacheScope: options.cacheScope } : {}),
-    timeoutSeconds: 120,
+    timeoutSeconds: options.timeoutSeconds ?? 120,
     onOutput: (text) => void (output += text),
   });
   return { outcome, output };
@@ -96,6 +110,28 @@ describe.each<[BuilderChoice, RegExp, RegExp]>([
     expect(outcome.failedStep).toContain('RUN ["/bin/busybox","sh","-c","echo about to fail; exit 3"]');
     expect(outcome.error).toMatch(/exit code: 3|non-zero code: 3/);
     expect(output).toContain("about to fail");
+  });
+
+  it("a build past its deadline is an outcome, and its running step is stopped on the engine", async () => {
+    const started = Date.now();
+    const sleeping = async () => (await stepProcesses()).some((args) => args.includes(`sleep ${SLEEP_SECONDS}`));
+    const building = build(runtime(), tag("slow", 1), "one\n", { dockerfile: "slow.Dockerfile", timeoutSeconds: 5 });
+    let seen = false;
+    for (let i = 0; i < 40 && !seen; i++) {
+      seen = await sleeping();
+      if (!seen) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(seen).toBe(true);
+    const { outcome } = await building;
+    expect(outcome).toMatchObject({ ok: false, timedOut: true });
+    expect(Date.now() - started).toBeLessThan(20_000);
+    // The step's process (visible on this host, where dockerd runs) goes away with the build call.
+    let running = true;
+    for (let i = 0; i < 40 && running; i++) {
+      running = await sleeping();
+      if (running) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(running).toBe(false);
   });
 
   it("a missing build file is an outcome, not a throw", async () => {
