@@ -26,6 +26,8 @@ const CACHE_MOUNT = ["FROM scratch", "LABEL cp-buildtest=1", "COPY busybox /bin/
 /** A step that outlives the build's deadline; its unique duration finds its process on the host. */
 const SLEEP_SECONDS = 40 + Math.floor(Math.random() * 500);
 const SLOW = ["FROM scratch", "LABEL cp-buildtest=1", "COPY busybox /bin/busybox", `RUN ["/bin/busybox", "sleep", "${SLEEP_SECONDS}"]`, ""].join("\n");
+/** Prints the memory limit of the step's cgroup (v2 or v1). */
+const LIMIT = ["FROM scratch", "LABEL cp-buildtest=1", "COPY busybox /bin/busybox", `RUN ${bb("echo limit=$(/bin/busybox cat /sys/fs/cgroup/memory.max 2>/dev/null || /bin/busybox cat /sys/fs/cgroup/memory/memory.limit_in_bytes) at $(/bin/busybox date +%s%N)")}`, ""].join("\n");
 const FAILING = ["FROM scratch", "LABEL cp-buildtest=1", "COPY busybox /bin/busybox", `RUN ${bb("echo about to fail; exit 3")}`, ""].join("\n");
 
 let fwd: DockerForwarder;
@@ -56,7 +58,7 @@ async function layers(tag: string): Promise<string[]> {
 }
 
 function context(app: string, extra: TarEntry[] = []): ReadableStream<Uint8Array> {
-  return tarStream([{ name: "busybox", data: busybox, mode: 0o755 }, { name: "Dockerfile", data: DOCKERFILE }, { name: "cache.Dockerfile", data: CACHE_MOUNT }, { name: "failing.Dockerfile", data: FAILING }, { name: "slow.Dockerfile", data: SLOW }, { name: "app.txt", data: app }, ...extra], 16 * 1024);
+  return tarStream([{ name: "busybox", data: busybox, mode: 0o755 }, { name: "Dockerfile", data: DOCKERFILE }, { name: "cache.Dockerfile", data: CACHE_MOUNT }, { name: "failing.Dockerfile", data: FAILING }, { name: "slow.Dockerfile", data: SLOW }, { name: "limit.Dockerfile", data: LIMIT }, { name: "app.txt", data: app }, ...extra], 16 * 1024);
 }
 
 async function build(runtime: DockerRuntime, tag: string, app: string, options: { dockerfile?: string; cacheScope?: string; timeoutSeconds?: number } = {}): Promise<{ outcome: BuildOutcome; output: string }> {
@@ -181,6 +183,24 @@ describe("BuildKit cache mounts on dockerd", () => {
 });
 
 describe("builder choice on dockerd", () => {
+  it("BuildKit in Docker Engine runs a step without the build's memory limit, the classic builder with it (why auto keeps classic for limited builds)", async () => {
+    const limits = { memoryBytes: 64 * 1024 * 1024, cpus: 0.5 };
+    const seen: Record<string, string> = {};
+    for (const builder of ["buildkit", "classic"] as const) {
+      const runtime = new DockerRuntime({ url: fwd.url, builder });
+      const tag = `cp-buildtest-limit-${builder}-${run}:1`;
+      images.push(tag);
+      let output = "";
+      const outcome = await runtime.build({ context: context("one\n"), dockerfile: "limit.Dockerfile", tag, limits, onOutput: (t) => void (output += t) });
+      expect(outcome.ok).toBe(true);
+      seen[builder] = /limit=(\d+|max) at/.exec(output)?.[1] ?? "";
+    }
+    expect(seen.classic).toBe(String(limits.memoryBytes));
+    // Should this fail, the engine now applies limits to BuildKit's steps: `auto` may then use it for deploys.
+    expect(seen.buildkit).not.toBe(String(limits.memoryBytes));
+    expect(seen.buildkit).not.toBe("");
+  });
+
   it("auto keeps the classic builder for a build with limits (BuildKit in Docker Engine would not apply them)", async () => {
     const runtime = new DockerRuntime({ url: fwd.url });
     const tag = `cp-buildtest-auto-${run}:1`;
