@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ROOT } from "./lib/dev-server";
 import { runAppsBench } from "./bench/apps";
+import { runRebuildBench } from "./bench/rebuild";
 import type { BenchContext } from "./bench/context";
 import { type Dataset, measureExportAndDownload, prepareDataset } from "./bench/export-phase";
 import { measureLatency } from "./bench/latency-phase";
@@ -63,6 +64,11 @@ function output(): Pick<BenchContext, "log" | "progress"> {
 
 async function main(): Promise<void> {
   const options = readOptions();
+  if (options.rebuild) {
+    // --rebuild measures redeploys of a one-file change with the cache warm, against the Docker CLI.
+    await runRebuildBench(options, output());
+    return;
+  }
   if (options.apps) {
     // --apps measures apps only: deploys on dockerd and the proxy, not exports.
     await runAppsBench(options, output());

@@ -68,6 +68,8 @@ export interface CliRun {
   cached: boolean;
   status: number;
   body: string;
+  /** What `docker build` printed. */
+  output: string;
 }
 
 /** Instance limits given to the CLI container: the same as the app's plan gets from the Worker. */
@@ -107,7 +109,7 @@ export async function cliDeploy(options: { repoDir: string; branch: string; work
     const totalMs = performance.now() - started;
     const steps = output.split("\n").filter((l) => /^Step \d+\/\d+ : /.test(l)).length;
     const usingCache = output.split("\n").filter((l) => l.includes("Using cache")).length;
-    return { totalMs, buildMs, cached: steps > 1 && usingCache >= steps - 1, ...answer };
+    return { totalMs, buildMs, cached: steps > 1 && usingCache >= steps - 1, ...answer, output };
   } finally {
     await docker(["rm", "-f", id]).catch(() => undefined);
     if (!options.keepTag) await docker(["rmi", options.tag]).catch(() => undefined);

@@ -28,6 +28,10 @@ export interface BenchOptions {
   appRequests: number;
   /** Concurrent clients of the load runs with --apps. */
   appClients: number;
+  /** Run only the rebuild benchmark (redeploy to live with one file changed, cache warm). */
+  rebuild: boolean;
+  /** RUNTIME_BUILDER values the rebuild benchmark measures the Worker with, one wrangler dev each. */
+  builders: ("auto" | "buildkit" | "classic")[];
   /** Only the request rows against the floor Worker (--floor). */
   floorOnly: boolean;
   /** Skip the request rows in a full run (--no-requests). */
@@ -68,6 +72,11 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --app-deploys N    deploys measured on each side with --apps (default 5)
   --app-requests N   requests per load run with --apps (default 2000; --runs load runs per side)
   --app-clients N    concurrent clients of the load runs with --apps (default 20)
+
+  --rebuild          only the rebuild benchmark (needs dockerd and /bin/busybox): redeploy to live of
+                     an app whose last commit changed one file, cache warm, against git archive +
+                     docker build + docker run + first answer of the same commit; --app-deploys rounds
+  --builders LIST    RUNTIME_BUILDER values measured with --rebuild (default auto,buildkit)
 `;
 
 const UNITS: Record<string, number> = { B: 1, KB: 1e3, MB: 1e6, GB: 1e9 };
@@ -110,6 +119,8 @@ export function parseOptions(argv: string[]): BenchOptions | null {
       "app-deploys": { type: "string" },
       "app-requests": { type: "string" },
       "app-clients": { type: "string" },
+      rebuild: { type: "boolean", default: false },
+      builders: { type: "string" },
       floor: { type: "boolean", default: false },
       "no-requests": { type: "boolean", default: false },
       "wrk-connections": { type: "string" },
@@ -130,10 +141,15 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     clients: positive("clients", values.clients, 50),
     requests: positive("requests", values.requests, values.quick ? 10 : 40),
     starts: positive("starts", values.starts, values.quick ? 2 : 4),
-    out: values.out ?? (values.apps ? "bench/apps-results.json" : values.floor ? "bench/floor-results.json" : "bench/results.json"),
+    out: values.out ?? (values.rebuild ? "bench/rebuild-results.json" : values.apps ? "bench/apps-results.json" : values.floor ? "bench/floor-results.json" : "bench/results.json"),
     keep: values.keep!,
     quick: values.quick!,
     apps: values.apps!,
+    rebuild: values.rebuild!,
+    builders: (values.builders ?? "auto,buildkit").split(",").map((b) => {
+      if (!["auto", "buildkit", "classic"].includes(b)) throw new Error(`--builders takes auto, buildkit, classic; got "${b}"`);
+      return b as "auto" | "buildkit" | "classic";
+    }),
     appDeploys: positive("app-deploys", values["app-deploys"], 5),
     appRequests: positive("app-requests", values["app-requests"], 2000),
     appClients: positive("app-clients", values["app-clients"], 20),

@@ -1,4 +1,5 @@
 import { getConfig } from "../config";
+import { buildCacheScope } from "../source/cache-scope";
 import { describeError, log } from "../http/log";
 import { runtimeFor } from "../runtime";
 import { type ContainerRuntime, RuntimeUnavailableError } from "../runtime/types";
@@ -174,6 +175,7 @@ async function buildImage(env: Env, runtime: ContainerRuntime, app: AppRow, depl
     sourceTimeoutSeconds: config.SOURCE_TIMEOUT_SECONDS,
     buildTimeoutSeconds: config.BUILD_TIMEOUT_SECONDS,
     buildLimits: { memoryBytes: config.BUILD_MEMORY_MB * 1024 * 1024, cpus: config.BUILD_CPUS },
+    cacheScope: await buildCacheScope(config.ENV_ENCRYPTION_KEY, app.id),
     mark: {
       claim: () => claimDeployBuild(env, deploy.id, options.now()),
       refresh: () => refreshDeployBuild(env, deploy.id, options.now()),

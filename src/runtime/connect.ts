@@ -11,7 +11,7 @@ import type { ContainerRuntime } from "./types";
 
 type RuntimeConfig = Pick<
   Config,
-  "RUNTIME_URL" | "RUNTIME_KIND" | "REGISTRY" | "REGISTRY_API_URL" | "REGISTRY_USERNAME" | "REGISTRY_PASSWORD" | "RUNTIME_ACCESS_CLIENT_ID" | "RUNTIME_ACCESS_CLIENT_SECRET" | "INSTANCE_PORT_RANGE" | "INSTANCE_BIND_ADDRESS"
+  "RUNTIME_URL" | "RUNTIME_KIND" | "RUNTIME_BUILDER" | "REGISTRY" | "REGISTRY_API_URL" | "REGISTRY_USERNAME" | "REGISTRY_PASSWORD" | "RUNTIME_ACCESS_CLIENT_ID" | "RUNTIME_ACCESS_CLIENT_SECRET" | "INSTANCE_PORT_RANGE" | "INSTANCE_BIND_ADDRESS"
 >;
 
 /** The runtime for this env, or null when no engine is configured. */
@@ -33,7 +33,12 @@ export function runtimeFromConfig(config: RuntimeConfig, baseFetch?: typeof fetc
       portRange: config.INSTANCE_PORT_RANGE,
     });
   }
-  return new DockerRuntime({ url: config.RUNTIME_URL, fetch: fetcher, ...(config.INSTANCE_BIND_ADDRESS ? { bindAddress: config.INSTANCE_BIND_ADDRESS } : {}) });
+  return new DockerRuntime({
+    url: config.RUNTIME_URL,
+    fetch: fetcher,
+    builder: config.RUNTIME_BUILDER,
+    ...(config.INSTANCE_BIND_ADDRESS ? { bindAddress: config.INSTANCE_BIND_ADDRESS } : {}),
+  });
 }
 
 /** `fetch` with the Access service token's headers, when one is set. */

@@ -3,8 +3,9 @@
  * instance with the settings of `settings.ts`, each app on its own bridge network, the app's port
  * published on the host port the control plane allocated). Runs in workerd and in Node.
  */
+import { type Builder, type BuilderChoice, buildQuery, chooseBuilder, followBuild, progressFor, repositoryOf, supportsBuildKit } from "./docker-build";
 import { DockerEngineClient, engineMessage } from "./docker-client";
-import { BuildProgress, JsonLinesDecoder, demultiplexLogs } from "./docker-stream";
+import { demultiplexLogs } from "./docker-stream";
 import { instanceHostConfig } from "./instance-settings";
 import {
   type BuildOutcome,
@@ -33,6 +34,8 @@ export interface DockerRuntimeOptions {
    * address, otherwise 127.0.0.1 (never every interface).
    */
   bindAddress?: string;
+  /** RUNTIME_BUILDER: `auto` (default), `buildkit` or `classic` (docker-build.ts). */
+  builder?: BuilderChoice;
 }
 
 /** The subset of `GET /containers/{id}/json` read here. */
@@ -51,12 +54,16 @@ export class DockerRuntime implements ContainerRuntime {
   private readonly publishHost: string;
   private readonly stopTimeout: string;
   private readonly hostIp: string;
+  private readonly builderChoice: BuilderChoice;
+  private readonly engineUrl: string;
 
   constructor(options: DockerRuntimeOptions) {
     this.client = new DockerEngineClient(options.url, options.fetch);
     this.publishHost = options.publishHost ?? new URL(options.url).hostname;
     this.stopTimeout = String(options.stopTimeoutSeconds ?? 10);
     this.hostIp = options.bindAddress ?? defaultBindAddress(this.publishHost);
+    this.builderChoice = options.builder ?? "auto";
+    this.engineUrl = options.url;
   }
 
   async ping(): Promise<{ apiVersion: string }> {
@@ -81,8 +88,10 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   private async runBuild(spec: BuildSpec, signal: AbortSignal): Promise<BuildOutcome> {
+    const builder = await this.builderFor(spec);
+    const ownImages = builder === "classic" && spec.cacheScope ? await this.images(repositoryOf(spec.tag)) : [];
     const res = await this.client.request("POST", "/build", {
-      query: { t: spec.tag, dockerfile: spec.dockerfile, rm: "1", forcerm: "1", ...buildLimits(spec.limits) },
+      query: buildQuery(builder, spec, ownImages),
       stream: spec.context,
       contentType: "application/x-tar",
       // Docker answers 400 (Dockerfile parse error) and 500 (`Cannot locate specified
@@ -96,12 +105,25 @@ export class DockerRuntime implements ContainerRuntime {
       await spec.onOutput?.(`${error}\n`);
       return { ok: false, error };
     }
-    const progress = await followBuild(res, spec.onOutput);
+    const progress = await followBuild(res, progressFor(builder), spec.onOutput);
     if (progress.error !== undefined) {
       return { ok: false, error: progress.error, ...(progress.lastStep ? { failedStep: progress.lastStep } : {}) };
     }
     if (!progress.imageId) throw new RuntimeUnavailableError("The container engine ended the build without a result.");
     return { ok: true, image: spec.tag };
+  }
+
+  /** The builder for this build; whether the engine has BuildKit is asked once per engine. */
+  private async builderFor(spec: BuildSpec): Promise<Builder> {
+    if (this.builderChoice === "classic" || chooseBuilder(this.builderChoice, true, spec) === "classic") return "classic";
+    let known = BUILDKIT_SUPPORT.get(this.engineUrl);
+    if (!known) {
+      known = supportsBuildKit(this.client);
+      BUILDKIT_SUPPORT.set(this.engineUrl, known);
+      // An engine that could not be asked is asked again next time.
+      known.catch(() => BUILDKIT_SUPPORT.delete(this.engineUrl));
+    }
+    return chooseBuilder(this.builderChoice, await known, spec);
   }
 
   async start(spec: InstanceSpec): Promise<Instance> {
@@ -252,53 +274,16 @@ export class DockerRuntime implements ContainerRuntime {
   }
 }
 
-/** Reads a build's JSON-lines progress to its end, passing whole lines of output on. */
-async function followBuild(res: Response, onOutput: BuildSpec["onOutput"]): Promise<BuildProgress> {
-  const progress = new BuildProgress();
-  const lines = new JsonLinesDecoder();
-  const text = new TextDecoder();
-  const emit = async (out: string | undefined) => {
-    if (out && onOutput) await onOutput(out);
-  };
-  const reader = res.body?.getReader();
-  if (!reader) throw new RuntimeUnavailableError("The container engine answered the build without a body.");
-  try {
-    for (;;) {
-      const chunk = await reader.read().catch(() => {
-        throw new RuntimeUnavailableError("The container engine's build stream broke off.");
-      });
-      const messages = chunk.done ? [...lines.push(text.decode()), ...lines.flush()] : lines.push(text.decode(chunk.value, { stream: true }));
-      for (const message of messages) await emit(progress.feed(message).text);
-      if (chunk.done) break;
-    }
-  } catch (error) {
-    // Stop the engine's stream too, whatever broke (including the caller's onOutput).
-    await reader.cancel().catch(() => undefined);
-    throw error;
-  }
-  await emit(progress.finish());
-  return progress;
-}
-
 class BuildTimeout extends Error {
   constructor(readonly seconds: number) {
     super(`The build did not finish within ${seconds} s.`);
   }
 }
 
-/** The CFS period the engine divides CPU time into; a quota of `cpus` periods is `cpus` CPUs. */
-const CPU_PERIOD_US = 100_000;
+/** Per engine URL: whether it runs BuildKit builds (asked at the first build that could use it). */
+const BUILDKIT_SUPPORT = new Map<string, Promise<boolean>>();
 
-/** /build's limits for the containers of RUN steps: memory without swap on top, and a CPU quota. */
-export function buildLimits(limits: BuildSpec["limits"]): Record<string, string> {
-  if (!limits) return {};
-  return {
-    memory: String(limits.memoryBytes),
-    memswap: String(limits.memoryBytes),
-    cpuperiod: String(CPU_PERIOD_US),
-    cpuquota: String(Math.round(limits.cpus * CPU_PERIOD_US)),
-  };
-}
+export { buildLimits } from "./docker-build";
 
 /** The engine's refusal when a requested host port is held by something else. */
 const PORT_TAKEN = /port is already allocated|address already in use/i;

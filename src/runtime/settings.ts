@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BUILDERS, type BuilderChoice } from "./docker-build";
 
 /**
  * The container engine's settings, joined into the Worker's settings by src/config.ts. The Engine
@@ -30,6 +31,22 @@ export const RUNTIME_SETTINGS = {
         return z.NEVER;
       }
       return text as RuntimeKind;
+    }),
+  /**
+   * Which builder builds apps on a Docker engine (src/runtime/docker-build.ts): `auto` uses BuildKit
+   * only for builds without memory and CPU limits (Docker Engine does not apply them to BuildKit's
+   * steps), `buildkit` whenever the engine has it, `classic` never.
+   */
+  RUNTIME_BUILDER: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = (raw ?? "").trim() || "auto";
+      if (!(BUILDERS as readonly string[]).includes(text)) {
+        ctx.addIssue({ code: "custom", message: `RUNTIME_BUILDER must be one of ${BUILDERS.join(", ")}, got "${raw}"` });
+        return z.NEVER;
+      }
+      return text as BuilderChoice;
     }),
   /** Where a swarm's images are pushed and pulled from; required with RUNTIME_KIND=swarm. */
   REGISTRY: z
@@ -79,6 +96,7 @@ export const RUNTIME_SETTINGS = {
 
 export const RUNTIME_SETTING_DEFAULTS = {
   RUNTIME_KIND: "docker",
+  RUNTIME_BUILDER: "auto",
   REGISTRY: "",
   REGISTRY_API_URL: "",
   INSTANCE_PORT_RANGE: { min: 20000, max: 29999 },

@@ -33,6 +33,12 @@ export interface BuildSpec {
   timeoutSeconds?: number;
   /** Ends the build call early (its context broke off); the build then rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * A secret naming the app's build cache (16-63 lowercase letters and digits): a step is reused
+   * only from earlier builds of the same scope, so another app's identical Dockerfile never hits
+   * this app's layers. Absent: nothing is reused from any earlier build.
+   */
+  cacheScope?: string;
 }
 
 export type BuildOutcome =

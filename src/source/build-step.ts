@@ -54,6 +54,8 @@ export interface BuildStepInput {
   sourceTimeoutSeconds: number;
   buildTimeoutSeconds: number;
   buildLimits: InstanceLimits;
+  /** The app's build cache scope (cache-scope.ts): its earlier builds' steps are reused, no one else's. */
+  cacheScope?: string;
   mark: BuildMark;
   now: () => number;
   fetch?: typeof fetch;
@@ -104,6 +106,7 @@ async function build(input: BuildStepInput): Promise<BuildStepOutcome> {
       dockerfile: input.buildFile.inContext,
       tag: input.tag,
       limits: input.buildLimits,
+      ...(input.cacheScope ? { cacheScope: input.cacheScope } : {}),
       timeoutSeconds: input.buildTimeoutSeconds,
       onOutput: (text) => input.append(text.replace(/\n$/, "")),
     });

@@ -49,3 +49,16 @@ describe("Docker adapter in workerd against the fake engine", () => {
     expect(runtimeFromUrl(runtimeUrl)).toBeInstanceOf(DockerRuntime);
   });
 });
+
+describe("builder fallback in workerd against an engine without BuildKit (the fake engine)", () => {
+  it("RUNTIME_BUILDER=buildkit still builds, with the classic builder, and says so in its output", async () => {
+    const runtime = new DockerRuntime({ url: runtimeUrl, builder: "buildkit" });
+    const tag = `cp-conformance-fallback-${Date.now()}:1`;
+    const output: string[] = [];
+    const context = tarStream(conformanceContext(new TextEncoder().encode("stand-in busybox")), 1024);
+    const outcome = await runtime.build({ context, dockerfile: DOCKERFILES.web, tag, cacheScope: "0123456789abcdef0123456789abcdef", onOutput: (t) => void output.push(t) });
+    expect(outcome).toEqual({ ok: true, image: tag });
+    expect(output.join("")).toMatch(/^Step 1\/\d+ : FROM scratch$/m);
+    await runtime.removeImage(tag);
+  });
+});

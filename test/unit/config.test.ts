@@ -48,6 +48,7 @@ describe("parseConfig", () => {
       CLOUDFLARE_ZONE_ID: "",
       CLOUDFLARE_API_URL: "https://api.cloudflare.com/client/v4",
       RUNTIME_KIND: "docker",
+      RUNTIME_BUILDER: "auto",
       REGISTRY: "",
       REGISTRY_API_URL: "",
       INSTANCE_PORT_RANGE: { min: 20000, max: 29999 },
