@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { PortRange } from "./types";
 
 /**
  * The container engine's settings, joined into the Worker's settings by src/config.ts. The Engine
@@ -67,13 +68,13 @@ export const RUNTIME_SETTINGS = {
     .optional()
     .transform((raw, ctx) => {
       const m = /^(\d{1,5})-(\d{1,5})$/.exec((raw ?? "").trim() || "20000-29999");
-      const min = Number(m?.[1]);
-      const max = Number(m?.[2]);
-      if (!m || min < 1024 || max > 65535 || min > max) {
+      const first = Number(m?.[1]);
+      const last = Number(m?.[2]);
+      if (!m || first < 1024 || last > 65535 || first > last) {
         ctx.addIssue({ code: "custom", message: `INSTANCE_PORT_RANGE must be <first>-<last> within 1024-65535, such as 20000-29999, got "${raw}"` });
         return z.NEVER;
       }
-      return { min, max };
+      return { first, last } satisfies PortRange;
     }),
 };
 
@@ -81,7 +82,7 @@ export const RUNTIME_SETTING_DEFAULTS = {
   RUNTIME_KIND: "docker",
   REGISTRY: "",
   REGISTRY_API_URL: "",
-  INSTANCE_PORT_RANGE: { min: 20000, max: 29999 },
+  INSTANCE_PORT_RANGE: { first: 20000, last: 29999 },
 } as const;
 
 interface RuntimeConfig {

@@ -3,13 +3,11 @@
  * answers, which host port a new generation publishes, and what a push stream reported.
  */
 
-/** The inclusive range of host ports instances publish on (INSTANCE_PORT_RANGE). */
-export interface PortRange {
-  min: number;
-  max: number;
-}
+import type { PortRange } from "./types";
 
-export const DEFAULT_PORT_RANGE: PortRange = { min: 20000, max: 29999 };
+export type { PortRange } from "./types";
+
+export const DEFAULT_PORT_RANGE: PortRange = { first: 20000, last: 29999 };
 
 /** Container label carrying the host port of the service generation a task belongs to. */
 export const GENERATION_LABEL = "cp.port";
@@ -83,10 +81,10 @@ export function publishedPort(task: SwarmTask): number | null {
  */
 export function pickPort(used: Iterable<number>, range: PortRange, random: () => number = Math.random): number | null {
   const taken = new Set(used);
-  const size = range.max - range.min + 1;
+  const size = range.last - range.first + 1;
   const start = Math.floor(random() * size);
   for (let i = 0; i < size; i++) {
-    const port = range.min + ((start + i) % size);
+    const port = range.first + ((start + i) % size);
     if (!taken.has(port)) return port;
   }
   return null;

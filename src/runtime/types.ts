@@ -5,6 +5,12 @@
  * `docker.ts`; every adapter passes the conformance suite in `test/runtime/conformance.ts`.
  */
 
+/** The inclusive range of host ports instances publish on (INSTANCE_PORT_RANGE), e.g. 20000-29999. */
+export interface PortRange {
+  first: number;
+  last: number;
+}
+
 /** Memory and CPU given to one instance; from the app's plan. */
 export interface InstanceLimits {
   memoryBytes: number;

@@ -84,7 +84,7 @@ describe("Docker Swarm, one node: a port held by another program", () => {
   it("moves the instance to another port of the range", async () => {
     const s = await swarm();
     // Random 0: the adapter's first choice is the range's first port, which a listener on the node holds.
-    const runtime = new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryAuth, stopGraceSeconds: 1, portRange: { min: 21000, max: 21009 }, random: () => 0 });
+    const runtime = new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryAuth, stopGraceSeconds: 1, portRange: { first: 21000, last: 21009 }, random: () => 0 });
     const holder = spawn("nsenter", ["--net=/var/run/netns/cpss1", "/bin/busybox", "nc", "-l", "-p", "21000"], { stdio: "ignore" });
     const tag = `cp-conformance-held-${Date.now().toString(36)}:1`;
     let id: string | undefined;

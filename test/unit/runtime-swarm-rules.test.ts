@@ -47,7 +47,7 @@ describe("generationOutcome", () => {
 });
 
 describe("pickPort", () => {
-  const range = { min: 20000, max: 20003 };
+  const range = { first: 20000, last: 20003 };
   it.each([
     ["the random start when free", [], 0, 20000],
     ["the next free one after a taken start", [20000, 20001], 0, 20002],
@@ -59,7 +59,7 @@ describe("pickPort", () => {
 
   it("never leaves the range, whatever the random source and ports in use", () => {
     for (let i = 0; i < 200; i++) {
-      const port = pickPort([20000, 29999, 1234], { min: 20000, max: 29999 }, () => i / 200)!;
+      const port = pickPort([20000, 29999, 1234], { first: 20000, last: 29999 }, () => i / 200)!;
       expect(port).toBeGreaterThanOrEqual(20000);
       expect(port).toBeLessThanOrEqual(29999);
       expect([20000, 29999]).not.toContain(port);
