@@ -132,6 +132,7 @@ async function runBuilt(env: Env, runtime: ContainerRuntime, appId: string, depl
     const replaces = app.instanceId;
     const outcome = await launchAndSwitch({
       runtime,
+      replaces,
       spec: { appId, image: built.image, port: built.port.port, portReason: built.port.reason, plan: app.plan as PlanId, env: variables.env, deployId },
       probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
       retire: retirePolicy(getConfig(env)),

@@ -3,7 +3,7 @@
  * answers, which host port a new generation publishes, and what a push stream reported.
  */
 
-import type { PortRange } from "./types";
+import type { HealthCheckSpec, PortRange } from "./types";
 
 export type { PortRange } from "./types";
 
@@ -168,4 +168,41 @@ export function swarmProblems(info: ManagerInfo, nodes: SwarmNode[]): string[] {
     if (n.Status?.State === "ready" && nodeAddress(n) === null) problems.push(`Node ${n.ID} reports no address; label it with cp.address.`);
   }
   return problems;
+}
+
+/** A task's `ContainerSpec.Healthcheck` (durations in nanoseconds), as the Engine API takes it. */
+export interface TaskHealthcheck {
+  Test: string[];
+  Interval: number;
+  Timeout: number;
+  StartPeriod: number;
+  Retries: number;
+}
+
+/**
+ * The app's health check as the task's own: the swarm then counts a new task as running only once
+ * it is healthy (so a start-first update keeps the old task until the new one answers) and replaces
+ * a task that turns unhealthy. The probe runs inside the instance with its shell and `wget` (or
+ * `curl`): `2xx-3xx` fails on an error status, `any` passes on any HTTP answer. The path is quoted
+ * for the shell, so it cannot add a command.
+ */
+export function taskHealthcheck(check: HealthCheckSpec, port: number): TaskHealthcheck {
+  const url = shellQuote(`http://127.0.0.1:${port}${check.path.startsWith("/") ? check.path : `/${check.path}`}`);
+  const seconds = (s: number) => Math.max(1, Math.round(s)) * 1e9;
+  const probe =
+    check.expect === "2xx-3xx"
+      ? `wget -q -O /dev/null -T ${Math.max(1, Math.round(check.timeoutSeconds))} ${url} || curl -fsS -o /dev/null -m ${Math.max(1, Math.round(check.timeoutSeconds))} ${url}`
+      : `wget -S -O /dev/null -T ${Math.max(1, Math.round(check.timeoutSeconds))} ${url} 2>&1 | grep -q 'HTTP/' || curl -sS -o /dev/null -m ${Math.max(1, Math.round(check.timeoutSeconds))} ${url}`;
+  return {
+    Test: ["CMD-SHELL", `${probe} || exit 1`],
+    Interval: seconds(check.intervalSeconds),
+    Timeout: seconds(check.timeoutSeconds),
+    StartPeriod: Math.max(0, Math.round(check.graceSeconds)) * 1e9,
+    Retries: Math.max(1, Math.round(check.retries)),
+  };
+}
+
+/** `text` in single quotes for a POSIX shell (a quote inside becomes `'\''`). */
+export function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -25,16 +25,23 @@ import {
   registryAuthHeader,
   splitReference,
   swarmProblems,
+  taskHealthcheck,
 } from "./swarm-rules";
+import { ServiceLogDecoder, serviceLogQuery } from "./swarm-logs";
 import {
   type BuildOutcome,
   type BuildSpec,
   type ContainerRuntime,
   type Instance,
+  type InstanceAddress,
   type InstanceSpec,
   type InstanceState,
+  type LogLine,
+  type LogOptions,
   InstanceExitedError,
   RuntimeUnavailableError,
+  addressUrl,
+  engineId,
 } from "./types";
 
 export interface SwarmRuntimeOptions {
@@ -66,6 +73,8 @@ interface ServiceJson {
   ID: string;
   Version: { Index: number };
   Spec: ServiceSpec;
+  PreviousSpec?: ServiceSpec;
+  UpdateStatus?: { State?: string };
 }
 
 interface ServiceSpec {
@@ -99,6 +108,7 @@ export class SwarmRuntime implements ContainerRuntime {
   private readonly constraints: string[];
   private readonly random: () => number;
   private readonly addresses = new Map<string, string>();
+  private readonly engine: string;
   private readonly remoteRegistry: RegistryClient | undefined;
 
   constructor(options: SwarmRuntimeOptions) {
@@ -116,6 +126,7 @@ export class SwarmRuntime implements ContainerRuntime {
       return base(input, { ...init, headers });
     };
     this.client = new DockerEngineClient(options.url, fetcher);
+    this.engine = engineId("swarm", options.url);
     this.local = new DockerRuntime({ url: options.url, fetch: fetcher, stopTimeoutSeconds: options.stopGraceSeconds });
     this.remoteRegistry = options.registryApi ? new RegistryClient(options.registryApi, options.registryAuth) : undefined;
     this.range = options.portRange ?? DEFAULT_PORT_RANGE;
@@ -155,9 +166,61 @@ export class SwarmRuntime implements ContainerRuntime {
   }
 
   async start(spec: InstanceSpec): Promise<Instance> {
-    const image = await this.pinned(spec.image);
     const port = await this.freePort();
-    const serviceSpec: ServiceSpec = {
+    const serviceSpec = this.serviceSpec(spec, await this.pinned(spec.image), port);
+    const { body } = await this.client.json<{ ID: string }>("POST", "/services/create", { json: serviceSpec });
+    return this.awaitGeneration(body.ID, port);
+  }
+
+  /**
+   * A service update to `spec` (image, variables, limits, health check, one replica) on a new
+   * port: Swarm starts the new task before it stops the old one (start-first) and rolls the
+   * update back when the new task fails. Resolves once the new generation runs.
+   */
+  async replace(id: string, spec: InstanceSpec): Promise<Instance> {
+    const service = await this.service(id);
+    if (!service) return this.start(spec);
+    const port = await this.freePort();
+    const next = this.serviceSpec(spec, await this.pinned(spec.image), port);
+    // A service keeps its name; the restart counter goes on from where it is.
+    next.Name = service.Spec.Name;
+    if (service.Spec.TaskTemplate.ForceUpdate !== undefined) next.TaskTemplate.ForceUpdate = service.Spec.TaskTemplate.ForceUpdate;
+    service.Spec = next;
+    await this.write(service);
+    return this.awaitGeneration(service.ID, port);
+  }
+
+  /**
+   * Back to the spec before the last update (its generation, or stopped when it was stopped),
+   * unless Swarm's own rollback already did that; waits until it runs again.
+   */
+  async revert(id: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const service = await this.service(id);
+      if (!service) return;
+      if (service.UpdateStatus?.State?.startsWith("rollback") || !service.PreviousSpec) break;
+      service.Spec = service.PreviousSpec;
+      try {
+        await this.write(service);
+        break;
+      } catch (error) {
+        // Swarm's own rollback may have moved the version meanwhile: read it again, once.
+        if (attempt > 0) throw error;
+      }
+    }
+    const service = await this.service(id);
+    const port = service?.Spec.EndpointSpec.Ports[0]?.PublishedPort;
+    if (!service || port === undefined) return;
+    if (service.Spec.Mode.Replicated.Replicas === 0) {
+      await this.until(async () => !anyTaskActive(await this.tasks(service.ID)), "the instance to stop");
+      return;
+    }
+    await this.awaitGeneration(service.ID, port);
+  }
+
+  /** The service spec of an instance: `image` by digest, published on `port` (its generation). */
+  private serviceSpec(spec: InstanceSpec, image: string, port: number): ServiceSpec {
+    return {
       Name: spec.name,
       Labels: { ...spec.labels, [IMAGE_LABEL]: spec.image },
       TaskTemplate: {
@@ -171,9 +234,10 @@ export class SwarmRuntime implements ContainerRuntime {
           CapabilityDrop: ["ALL"],
           CapabilityAdd: ["CAP_CHOWN", "CAP_SETUID", "CAP_SETGID", "CAP_NET_BIND_SERVICE"],
           StopGracePeriod: this.grace * 1e9,
+          ...(spec.healthCheck ? { Healthcheck: taskHealthcheck(spec.healthCheck, spec.port) } : {}),
         },
         Resources: {
-          Limits: { NanoCPUs: Math.round(spec.limits.cpus * 1e9), MemoryBytes: spec.limits.memoryBytes, Pids: 256 },
+          Limits: { NanoCPUs: Math.round(spec.limits.cpus * 1e9), MemoryBytes: spec.limits.memoryBytes, Pids: spec.limits.pids ?? 256 },
           // Reserving the plan's memory makes the scheduler keep the sums the capacity check reads.
           Reservations: { MemoryBytes: spec.limits.memoryBytes },
         },
@@ -185,8 +249,6 @@ export class SwarmRuntime implements ContainerRuntime {
       RollbackConfig: { Parallelism: 1, Order: "start-first", FailureAction: "pause" },
       EndpointSpec: endpoint(spec.port, port),
     };
-    const { body } = await this.client.json<{ ID: string }>("POST", "/services/create", { json: serviceSpec });
-    return this.awaitGeneration(body.ID, port);
   }
 
   async inspect(id: string): Promise<InstanceState | null> {
@@ -196,8 +258,8 @@ export class SwarmRuntime implements ContainerRuntime {
     const port = service.Spec.EndpointSpec.Ports[0]?.PublishedPort;
     if (service.Spec.Mode.Replicated.Replicas === 0 || port === undefined) return { id: service.ID, running: false, url: null, image };
     const outcome = generationOutcome(await this.tasks(service.ID), port);
-    const url = outcome.kind === "running" ? await this.urlOf(outcome.task, port) : null;
-    return { id: service.ID, running: url !== null, url, image };
+    const address = outcome.kind === "running" ? await this.addressOf(outcome.task, port) : null;
+    return address ? { id: service.ID, running: true, url: addressUrl(address), address, image } : { id: service.ID, running: false, url: null, image };
   }
 
   /** A forced update onto a new port: Swarm starts the new task before stopping the old. */
@@ -258,6 +320,24 @@ export class SwarmRuntime implements ContainerRuntime {
     const res = await this.client.request("GET", `/services/${seg(id)}/logs`, { query: { stdout: "1", stderr: "1", tail }, accept: [404] });
     const body = new Uint8Array(await res.arrayBuffer());
     return res.ok ? demultiplexLogs(body) : "";
+  }
+
+  /**
+   * Every task's output as timestamped lines (`/services/{id}/logs`, tasks on any node); with
+   * `follow`, lines as they are printed until `signal` aborts. Null for a missing service.
+   */
+  async logLines(id: string, options: LogOptions = {}): Promise<AsyncIterable<LogLine> | null> {
+    const res = await this.client.request("GET", `/services/${seg(id)}/logs`, {
+      query: serviceLogQuery(options),
+      accept: [404],
+      ...(options.follow ? { untimed: true } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (res.status === 404) {
+      await res.arrayBuffer();
+      return null;
+    }
+    return decodeLines(res.body, options.signal);
   }
 
   /** Whether a plan's memory fits on some ready node, from `/nodes` and the running reservations. */
@@ -321,8 +401,8 @@ export class SwarmRuntime implements ContainerRuntime {
         continue;
       }
       if (outcome.kind === "running") {
-        const url = await this.urlOf(outcome.task, port);
-        if (url) return { id: serviceId, url };
+        const address = await this.addressOf(outcome.task, port);
+        if (address) return { id: serviceId, url: addressUrl(address), address };
       }
       if (outcome.kind === "exited") throw new InstanceExitedError(serviceId, outcome.exitCode);
       if (outcome.kind === "refused") throw new RuntimeUnavailableError(`The swarm could not run the instance: ${outcome.reason}`);
@@ -341,7 +421,7 @@ export class SwarmRuntime implements ContainerRuntime {
     }
   }
 
-  private async urlOf(task: SwarmTask, port: number): Promise<string | null> {
+  private async addressOf(task: SwarmTask, port: number): Promise<InstanceAddress | null> {
     if (!task.NodeID) return null;
     let address = this.addresses.get(task.NodeID);
     if (!address) {
@@ -351,7 +431,7 @@ export class SwarmRuntime implements ContainerRuntime {
       // Kept for this runtime object's life (one request or job): a node's address rarely changes.
       this.addresses.set(task.NodeID, address);
     }
-    return `http://${address.includes(":") && !address.startsWith("[") ? `[${address}]` : address}:${port}`;
+    return { engine: this.engine, node: address, port };
   }
 
   /** The registry reference by digest of an image built here, e.g. `reg/cp-app-1:d1@sha256:…`. */
@@ -388,6 +468,24 @@ export class SwarmRuntime implements ContainerRuntime {
 
   private async drain(pending: Promise<Response>): Promise<void> {
     await (await pending).arrayBuffer();
+  }
+}
+
+async function* decodeLines(body: ReadableStream<Uint8Array> | null, signal?: AbortSignal): AsyncIterable<LogLine> {
+  if (!body) return;
+  const decoder = new ServiceLogDecoder();
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      yield* decoder.push(value);
+    }
+    yield* decoder.flush();
+  } catch (error) {
+    if (!signal?.aborted) throw error;
+  } finally {
+    await reader.cancel().catch(() => undefined);
   }
 }
 
