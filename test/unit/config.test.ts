@@ -50,6 +50,8 @@ describe("parseConfig", () => {
       REGISTRY: "",
       REGISTRY_API_URL: "",
       INSTANCE_PORT_RANGE: { first: 20000, last: 29999 },
+      NODE_PROXY_URL: "",
+      SWARM_CONSTRAINTS: [],
     });
   });
 
