@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DevDns, startDevDns } from "../../scripts/dev-dns";
-import { createRepository, startDevForge } from "../../scripts/dev-forge";
+import { commitFiles, createRepository, startDevForge } from "../../scripts/dev-forge";
 import { type AppJson, BUSYBOX, creditAccount, signedUp } from "../e2e/apps-harness";
 import type { ConsoleSession } from "../e2e/export-helpers";
 import { type Worker, startWorker } from "../e2e/harness";
@@ -63,15 +63,21 @@ afterAll(async () => {
   await s?.down();
 }, 120_000);
 
-/** busybox httpd on 8080 with a CGI page printing GREETING. */
-function cgiRepository(name: string): Promise<string> {
-  const files = {
-    Dockerfile: 'FROM scratch\nCOPY busybox /bin/busybox\nCOPY www /www\nEXPOSE 8080\nCMD ["/bin/busybox", "httpd", "-f", "-p", "0.0.0.0:8080", "-h", "/www"]\n',
+/** busybox httpd on 8080 (bound to `bind`) with a CGI page printing GREETING. */
+function cgiFiles(bind = "0.0.0.0"): Record<string, string | Uint8Array> {
+  return {
+    Dockerfile: `FROM scratch\nCOPY busybox /bin/busybox\nCOPY www /www\nEXPOSE 8080\nCMD ["/bin/busybox", "httpd", "-f", "-p", "${bind}:8080", "-h", "/www"]\n`,
     busybox: BUSYBOX,
     "www/index.html": "<p>home</p>",
     "www/cgi-bin/env": '#!/bin/busybox sh\necho "Content-Type: text/plain"\necho ""\nprintf "GREETING=%s" "$GREETING"\n',
   };
-  return createRepository(forgeRoot, "acme", name, files, { modes: { busybox: 0o755, "www/cgi-bin/env": 0o755 }, forgeUrl: forge.url });
+}
+const MODES = { busybox: 0o755, "www/cgi-bin/env": 0o755 };
+let repoName: string;
+
+function cgiRepository(name: string): Promise<string> {
+  repoName = name;
+  return createRepository(forgeRoot, "acme", name, cgiFiles(), { modes: MODES, forgeUrl: forge.url });
 }
 
 /** A request to the app's hostname through the Worker, as curl sends it. */
@@ -173,6 +179,19 @@ describe("the control plane on a two-node swarm", () => {
     const after = await placement(app.id);
     expect(after.service).toBe(service);
     expect(after.nodes).toHaveLength(1);
+  });
+
+  it("a deploy whose new generation does not answer is reverted: the previous one serves again", async () => {
+    const { service } = await placement(app.id);
+    await commitFiles(forgeRoot, "acme", repoName, cgiFiles("127.0.0.1"), { modes: MODES });
+    const failed = await deployAndWait(app.id);
+    expect(failed).toMatchObject({ status: "running", latest_deploy: { status: "failed", failure: { kind: "probe_failed" } } });
+    await until("the previous generation to answer again", async () => {
+      const res = await curlApp(app.subdomain, "/cgi-bin/env");
+      return res.status === 200 && res.body === `GREETING=${SECRETS[1]}`;
+    }, 30_000);
+    expect((await placement(app.id)).service).toBe(service);
+    await commitFiles(forgeRoot, "acme", repoName, cgiFiles(), { modes: MODES });
   });
 
   it("after the worker is drained Swarm runs the app on the manager and the proxy follows within seconds", async () => {
