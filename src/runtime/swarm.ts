@@ -74,7 +74,7 @@ interface ServiceJson {
   Version: { Index: number };
   Spec: ServiceSpec;
   PreviousSpec?: ServiceSpec;
-  UpdateStatus?: { State?: string };
+  UpdateStatus?: { State?: string; StartedAt?: string; Message?: string };
 }
 
 interface ServiceSpec {
@@ -93,6 +93,8 @@ interface ServiceSpec {
 /** Service label holding the image reference the caller gave (the spec runs it by digest). */
 const IMAGE_LABEL = "cp.image";
 const POLL_MS = 250;
+/** How long an update may go unreported (no task to replace) before the new generation counts as converged. */
+const UNREPORTED_UPDATE_MS = 4000;
 /** How often a new generation moves to another port when something else holds its port. */
 const PORT_MOVES = 3;
 /** Engine calls that reach the registry: a push, and service writes (the nodes then pull). */
@@ -187,35 +189,33 @@ export class SwarmRuntime implements ContainerRuntime {
     if (service.Spec.TaskTemplate.ForceUpdate !== undefined) next.TaskTemplate.ForceUpdate = service.Spec.TaskTemplate.ForceUpdate;
     service.Spec = next;
     await this.write(service);
-    return this.awaitGeneration(service.ID, port);
+    return this.converged(service, await this.awaitGeneration(service.ID, port));
   }
 
   /**
-   * Back to the spec before the last update (its generation, or stopped when it was stopped),
+   * Back to the spec before the last update (stopped when it was stopped), as a new generation on
+   * a fresh port (the previous generation's port may still be held by its task on the node),
    * unless Swarm's own rollback already did that; waits until it runs again.
    */
   async revert(id: string): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      const service = await this.service(id);
-      if (!service) return;
-      if (service.UpdateStatus?.State?.startsWith("rollback") || !service.PreviousSpec) break;
-      service.Spec = service.PreviousSpec;
-      try {
-        await this.write(service);
-        break;
-      } catch (error) {
-        // Swarm's own rollback may have moved the version meanwhile: read it again, once.
-        if (attempt > 0) throw error;
-      }
-    }
     const service = await this.service(id);
-    const port = service?.Spec.EndpointSpec.Ports[0]?.PublishedPort;
-    if (!service || port === undefined) return;
-    if (service.Spec.Mode.Replicated.Replicas === 0) {
+    if (!service) return;
+    const previous = service.PreviousSpec;
+    if (service.UpdateStatus?.State?.startsWith("rollback") || !previous) {
+      const port = service.Spec.EndpointSpec.Ports[0]?.PublishedPort;
+      if (service.Spec.Mode.Replicated.Replicas > 0 && port !== undefined) await this.awaitGeneration(service.ID, port);
+      return;
+    }
+    if (previous.Mode.Replicated.Replicas === 0) {
+      service.Spec = previous;
+      await this.write(service);
       await this.until(async () => !anyTaskActive(await this.tasks(service.ID)), "the instance to stop");
       return;
     }
-    await this.awaitGeneration(service.ID, port);
+    await this.update(id, (spec) => {
+      for (const key of Object.keys(spec)) delete spec[key];
+      Object.assign(spec, previous);
+    });
   }
 
   /** The service spec of an instance: `image` by digest, published on `port` (its generation). */
@@ -245,7 +245,8 @@ export class SwarmRuntime implements ContainerRuntime {
         Placement: { Constraints: this.constraints },
       },
       Mode: { Replicated: { Replicas: 1 } },
-      UpdateConfig: { Parallelism: 1, Order: "start-first", FailureAction: "rollback", Monitor: 5e9 },
+      // The Worker probes the new task itself; the monitor period only has to catch a task that dies at once.
+      UpdateConfig: { Parallelism: 1, Order: "start-first", FailureAction: "rollback", Monitor: 2e9 },
       RollbackConfig: { Parallelism: 1, Order: "start-first", FailureAction: "pause" },
       EndpointSpec: endpoint(spec.port, port),
     };
@@ -363,7 +364,31 @@ export class SwarmRuntime implements ContainerRuntime {
     change(service.Spec);
     this.publish(service.Spec, port);
     await this.write(service);
-    return this.awaitGeneration(service.ID, port);
+    return this.converged(service, await this.awaitGeneration(service.ID, port));
+  }
+
+  /**
+   * `instance` once the update written over `before` has finished (its monitor period passed with
+   * no failure), so nothing rolls it back later; a rollback by Swarm meanwhile is an error (the
+   * service runs its previous spec again, and the proxy follows it there).
+   */
+  private async converged(before: ServiceJson, instance: Instance): Promise<Instance> {
+    const deadline = Date.now() + this.startTimeoutMs;
+    // A service that had no task to replace (scaled to 0) may report no update at all.
+    const unreported = Date.now() + UNREPORTED_UPDATE_MS;
+    for (;;) {
+      const service = await this.service(before.ID);
+      if (!service) throw new RuntimeUnavailableError(`The swarm has no service ${before.ID}.`);
+      const status = service.UpdateStatus;
+      const fresh = status?.StartedAt !== undefined && status.StartedAt !== before.UpdateStatus?.StartedAt;
+      if (fresh && status?.State === "completed") return instance;
+      if (fresh && status?.State && status.State !== "updating" && status.State !== "completed") {
+        throw new RuntimeUnavailableError(`The swarm did not keep the update (${status.State}): ${status.Message ?? "no reason given"}`);
+      }
+      if (!fresh && Date.now() > unreported) return instance;
+      if (Date.now() > deadline) throw new RuntimeUnavailableError("The swarm did not finish the update in time.");
+      await sleep(POLL_MS);
+    }
   }
 
   /** Publishes the service on another port than `taken` (a new generation of the same spec). */

@@ -109,11 +109,12 @@ async function deployAndWait(id: string): Promise<AppJson> {
   }, 180_000);
 }
 
-/** The app's service and the node and port of its running task. */
+/** The app's service and the node ids of its running tasks (both test nodes have one host name). */
 async function placement(appId: string): Promise<{ service: string; nodes: string[] }> {
   const service = await manager("service", "ls", "-q", "--filter", `label=control-plane.app_id=${appId}`);
-  const nodes = service ? (await manager("service", "ps", service, "--filter", "desired-state=running", "--format", "{{.Node}} {{.CurrentState}}")).split("\n").filter((l) => /Running/.test(l)) : [];
-  return { service, nodes };
+  const tasks = service ? (await manager("service", "ps", "-q", "--no-trunc", "--filter", "desired-state=running", service)).split("\n").filter(Boolean) : [];
+  const states = tasks.length > 0 ? (await manager("inspect", "--format", "{{.NodeID}} {{.Status.State}}", ...tasks)).split("\n") : [];
+  return { service, nodes: states.filter((l) => l.endsWith(" running")).map((l) => l.split(" ")[0]!) };
 }
 
 describe("the control plane on a two-node swarm", () => {
@@ -143,7 +144,7 @@ describe("the control plane on a two-node swarm", () => {
     const { nodes } = await placement(app.id);
     expect(nodes).toHaveLength(1);
     // The task runs on the worker, which never built anything: it pulled the image by digest.
-    expect(await manager("service", "ps", (await placement(app.id)).service, "--filter", "desired-state=running", "--format", "{{.Node}}")).toBe(await manager("node", "inspect", workerId, "--format", "{{.Description.Hostname}}"));
+    expect(nodes).toEqual([workerId]);
     const pulled = await docker(s.workerSock!, "images", "--digests", "--format", "{{.Repository}}@{{.Digest}}");
     expect(pulled).toContain(`${s.registry}/control-plane/app-${app.id}@sha256:`);
   });
@@ -199,12 +200,20 @@ describe("the control plane on a two-node swarm", () => {
     const started = Date.now();
     await manager("node", "update", "--availability", "drain", workerId);
     try {
-      const managerName = await manager("node", "inspect", managerId, "--format", "{{.Description.Hostname}}");
-      await until("the task on the manager", async () => (await placement(app.id)).nodes.some((n) => n.startsWith(`${managerName} `)), 60_000);
+      await until("the task on the manager", async () => (await placement(app.id)).nodes.includes(managerId), 60_000);
+      let last = "";
       await until("the proxy to answer from the manager", async () => {
         const res = await curlApp(app.subdomain, "/cgi-bin/env");
+        last = `${res.status} ${res.body.slice(0, 300)}`;
         return res.status === 200 && res.body === `GREETING=${SECRETS[1]}`;
-      }, 20_000);
+      }, 20_000).catch(async (error: Error) => {
+        const service = (await placement(app.id)).service;
+        const tasks = [
+          await manager("service", "inspect", service, "--format", "{{json .Spec.TaskTemplate.ContainerSpec.Image}} {{json .Spec.EndpointSpec.Ports}} {{json .UpdateStatus}}"),
+          await manager("service", "ps", "--no-trunc", "--format", "{{.Image}} {{.DesiredState}} {{.CurrentState}} {{.Error}} {{.Ports}}", service),
+        ].join("\n");
+        throw new Error(`${error.message}; last answer: ${last}; tasks:\n${tasks}\nworker log:\n${worker.output().split("\n").slice(-15).join("\n")}`);
+      });
       expect(Date.now() - started).toBeLessThan(60_000);
       // Every request from now on is answered.
       for (let i = 0; i < 20; i++) expect(await curlApp(app.subdomain, "/cgi-bin/env")).toEqual({ status: 200, body: `GREETING=${SECRETS[1]}` });
