@@ -164,7 +164,7 @@ export async function launchAndSwitch(input: LaunchAndSwitch): Promise<LaunchAnd
   if (!switched.switched) {
     const inPlace = launched.instance.id === input.replaces && input.runtime.revert;
     await (inPlace ? input.runtime.revert!(launched.instance.id) : input.runtime.remove(launched.instance.id)).catch(() => undefined);
-    const message = `Not switched: ${switched.reason} Instance ${launched.instance.id.slice(0, 12)} was removed; nothing changed.`;
+    const message = `Not switched: ${switched.reason} Instance ${launched.instance.id.slice(0, 12)} was ${inPlace ? "put back on what it ran before" : "removed"}; nothing changed.`;
     await log(message);
     serviceLog("info", "launch finished late; nothing switched", { app_id: input.spec.appId, instance_id: launched.instance.id });
     return { ok: false, kind: "not_switched", message };
