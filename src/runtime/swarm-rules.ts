@@ -183,16 +183,17 @@ export interface TaskHealthcheck {
  * The app's health check as the task's own: the swarm then counts a new task as running only once
  * it is healthy (so a start-first update keeps the old task until the new one answers) and replaces
  * a task that turns unhealthy. The probe runs inside the instance with its shell and `wget` (or
- * `curl`): `2xx-3xx` fails on an error status, `any` passes on any HTTP answer. The path is quoted
- * for the shell, so it cannot add a command.
+ * `curl`): `2xx-3xx` fails on an error status, `any` passes on any HTTP answer; the engine ends a
+ * check that takes longer than `Timeout`. The path is quoted for the shell, so it cannot add a command.
  */
 export function taskHealthcheck(check: HealthCheckSpec, port: number): TaskHealthcheck {
   const url = shellQuote(`http://127.0.0.1:${port}${check.path.startsWith("/") ? check.path : `/${check.path}`}`);
   const seconds = (s: number) => Math.max(1, Math.round(s)) * 1e9;
+  // No timeout flags (busybox's wget has none): the engine ends a check after `Timeout` itself.
   const probe =
     check.expect === "2xx-3xx"
-      ? `wget -q -O /dev/null -T ${Math.max(1, Math.round(check.timeoutSeconds))} ${url} || curl -fsS -o /dev/null -m ${Math.max(1, Math.round(check.timeoutSeconds))} ${url}`
-      : `wget -S -O /dev/null -T ${Math.max(1, Math.round(check.timeoutSeconds))} ${url} 2>&1 | grep -q 'HTTP/' || curl -sS -o /dev/null -m ${Math.max(1, Math.round(check.timeoutSeconds))} ${url}`;
+      ? `wget -q -O /dev/null ${url} || curl -fsS -o /dev/null ${url}`
+      : `wget -S -O /dev/null ${url} 2>&1 | grep -q 'HTTP/' || curl -sS -o /dev/null ${url}`;
   return {
     Test: ["CMD-SHELL", `${probe} || exit 1`],
     Interval: seconds(check.intervalSeconds),

@@ -177,7 +177,8 @@ export class SwarmRuntime implements ContainerRuntime {
   /**
    * A service update to `spec` (image, variables, limits, health check, one replica) on a new
    * port: Swarm starts the new task before it stops the old one (start-first) and rolls the
-   * update back when the new task fails. Resolves once the new generation runs.
+   * update back when the new task fails. Resolves once the new generation runs and Swarm has
+   * finished the update.
    */
   async replace(id: string, spec: InstanceSpec): Promise<Instance> {
     const service = await this.service(id);

@@ -106,7 +106,13 @@ async function deployAndWait(id: string): Promise<AppJson> {
   return until("the deploy to end", async () => {
     const app = await getApp(id);
     return app.deploy_in_progress ? null : app;
-  }, 180_000);
+  }, 90_000).catch(async (error: Error) => {
+    const { service } = await placement(id);
+    const state = service ? await manager("service", "inspect", service, "--format", "{{json .Spec.EndpointSpec.Ports}} {{json .UpdateStatus}}") : "no service";
+    const tasks = service ? await manager("service", "ps", "--no-trunc", "--format", "{{.Image}} {{.DesiredState}} {{.CurrentState}} {{.Error}} {{.Ports}}", service) : "";
+    const log = await session.call<{ deploys?: { id: string }[] }>("GET", `/console/api/apps/${id}`).then(() => "").catch(() => "");
+    throw new Error(`${error.message}; service: ${state}\n${tasks}${log}\nworker log:\n${worker.output().split("\n").filter((l) => /warn|error/i.test(l)).slice(-10).join("\n")}`);
+  });
 }
 
 /** The app's service and the node ids of its running tasks (both test nodes have one host name). */
