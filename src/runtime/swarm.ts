@@ -93,6 +93,8 @@ interface ServiceSpec {
 /** Service label holding the image reference the caller gave (the spec runs it by digest). */
 const IMAGE_LABEL = "cp.image";
 const POLL_MS = 250;
+/** A service logs reply without `follow` that sends nothing for this long has sent everything. */
+const LOGS_QUIET_MS = 3000;
 /** How long an update may go unreported (no task to replace) before the new generation counts as converged. */
 const UNREPORTED_UPDATE_MS = 4000;
 /** How often a new generation moves to another port when something else holds its port. */
@@ -319,8 +321,8 @@ export class SwarmRuntime implements ContainerRuntime {
   /** Every task's output (tasks on any node), the last `tail` lines; a missing service has none. */
   async logs(id: string, options: { tail?: number } = {}): Promise<string> {
     const tail = options.tail === undefined ? "all" : String(Math.max(0, Math.floor(options.tail)));
-    const res = await this.client.request("GET", `/services/${seg(id)}/logs`, { query: { stdout: "1", stderr: "1", tail }, accept: [404] });
-    const body = new Uint8Array(await res.arrayBuffer());
+    const res = await this.client.request("GET", `/services/${seg(id)}/logs`, { query: { stdout: "1", stderr: "1", tail }, accept: [404], untimed: true });
+    const body = await readQuietEnd(res.body);
     return res.ok ? demultiplexLogs(body) : "";
   }
 
@@ -495,6 +497,35 @@ export class SwarmRuntime implements ContainerRuntime {
   private async drain(pending: Promise<Response>): Promise<void> {
     await (await pending).arrayBuffer();
   }
+}
+
+/**
+ * A service logs body read to its end, or until it has been quiet for LOGS_QUIET_MS: the manager
+ * gathers the lines from every task's node and, on Docker 20.10, may keep the reply open after
+ * the last one even without `follow`.
+ */
+async function readQuietEnd(body: ReadableStream<Uint8Array> | null): Promise<Uint8Array> {
+  if (!body) return new Uint8Array(0);
+  const reader = body.getReader();
+  const parts: Uint8Array[] = [];
+  try {
+    for (;;) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const quiet = new Promise<"quiet">((resolve) => (timer = setTimeout(() => resolve("quiet"), LOGS_QUIET_MS)));
+      const next = await Promise.race([reader.read(), quiet]).finally(() => clearTimeout(timer));
+      if (next === "quiet" || next.done) break;
+      parts.push(next.value);
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    all.set(p, at);
+    at += p.length;
+  }
+  return all;
 }
 
 async function* decodeLines(body: ReadableStream<Uint8Array> | null, signal?: AbortSignal): AsyncIterable<LogLine> {
