@@ -19,6 +19,7 @@ interface __BaseEnv_Env {
 	REGISTRY: string;
 	REGISTRY_API_URL: string;
 	INSTANCE_PORT_RANGE: string;
+	NODE_PROXY_URL: string;
 	APPS_DOMAIN: string;
 	PROBE_TIMEOUT_SECONDS: string;
 	HEALTH_CHECK_INTERVAL_SECONDS: string;

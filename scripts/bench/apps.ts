@@ -24,6 +24,7 @@ import { createRepository, startDevForge } from "../dev-forge";
 import { dockerSocketAvailable, startDockerForwarder } from "../lib/docker-forwarder";
 import { ROOT, generateSecrets, startDevServer } from "../lib/dev-server";
 import { creditAccount } from "../lib/seed";
+import { swarmDeploys, swarmUnavailable, withSwarmWorker } from "./apps-swarm";
 import { BENCH_IMAGE, BENCH_LABEL, appContainers, docker, cliCleanup, cliDeploy, dockerVersion, firstAnswer, get } from "./apps-docker";
 import type { BenchContext } from "./context";
 import { type LoadResult, percentile, runLoad, statusCounts } from "./load";
@@ -152,7 +153,7 @@ export async function settledOnOne(engineUrl: string, appId: string, timeoutMs =
   }
 }
 
-interface LoadFigures {
+export interface LoadFigures {
   rps: number;
   p50: number;
   p99: number;
@@ -162,7 +163,7 @@ interface LoadFigures {
 }
 
 /** A closed-loop load run; a reply counts as good when it is 200 with `expect` (the page by default). */
-async function load(options: BenchOptions, url: string, host: string | undefined, requests: number, expect?: string): Promise<LoadFigures> {
+export async function load(options: BenchOptions, url: string, host: string | undefined, requests: number, expect?: string): Promise<LoadFigures> {
   const perClient = Math.max(1, Math.ceil(requests / options.appClients));
   const bound = performance.now() + LOAD_BOUND_MS;
   const result: LoadResult = await runLoad({
@@ -336,6 +337,29 @@ export async function runAppsBench(options: BenchOptions, { log, progress }: Out
       row("Latency p99", `ms, ${options.appClients} clients`, viaWorker.map((r) => r.p99), "the container's published port, directly", viaDirect.map((r) => r.p99), "lower"),
       row("Requests/s, proxy vs /healthz", `${options.appClients} clients`, viaWorker.map((r) => r.rps), "the Worker's own /healthz on the same wrangler dev (no upstream)", viaHealthz.map((r) => r.rps), "higher"),
     );
+
+    // The same deploys and load on a two-node swarm, against the single-engine figures above.
+    const unavailable = await swarmUnavailable();
+    if (unavailable) note(`Swarm rows skipped: ${unavailable}.`);
+    else {
+      await withSwarmWorker({ dir, repo, runId, log, progress }, async ({ session: onSwarm, app: swarmApp, proxy: swarmProxy }) => {
+        const { warmMs, runs } = await swarmDeploys(onSwarm, swarmApp, swarmProxy, options.appDeploys, progress);
+        note(`Swarm warm-up (not counted): first Deploy to live ${(warmMs / 1000).toFixed(2)} s; measured: ${ms(runs.map((r) => r.totalMs))}.`);
+        check("every measured swarm build took each step from the layer cache", runs.every((r) => r.cached), runs.map((r) => (r.cached ? "cached" : "BUILT")).join(" "));
+        progress("swarm: load warm-up");
+        await load(options, swarmProxy.url, swarmProxy.host, Math.min(200, options.appRequests));
+        const viaSwarm: LoadFigures[] = [];
+        for (let i = 1; i <= options.runs; i++) {
+          progress(`swarm: load run ${i}/${options.runs} through the Worker`);
+          viaSwarm.push(await load(options, swarmProxy.url, swarmProxy.host, options.appRequests));
+        }
+        check("every request through the Worker to the swarm answered 200 with the page", viaSwarm.every((r) => r.ok === r.sent), viaSwarm.map((r) => r.statuses).join(" | "));
+        rows.push(
+          row("Deploy to live, swarm", "s, the same on a 2-node swarm (built on the manager, pulled by the worker, service update)", runs.map((r) => r.totalMs / 1000), "the same Deploy on one Docker engine (row 1)", workerRuns.map((r) => r.totalMs / 1000), "lower"),
+          row("Requests/s, swarm", `${metric}, to the app on the swarm's worker node`, viaSwarm.map((r) => r.rps), "through the Worker to one Docker engine (row 2)", viaWorker.map((r) => r.rps), "higher"),
+        );
+      });
+    }
 
     const machine = await describeMachine();
     const report: BenchReport = {

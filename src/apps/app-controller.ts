@@ -3,17 +3,17 @@ import type { z } from "zod";
 import { getConfig } from "../config";
 import { describeError, log } from "../http/log";
 import { runtimeFor } from "../runtime";
-import type { ContainerRuntime, Instance } from "../runtime/types";
+import { type ContainerRuntime, type Instance, RuntimeUnavailableError } from "../runtime/types";
 import { type Control, type ControlDecision, type ControlResult, type DeployResult, DEPLOY_IN_PROGRESS_MESSAGE, DEPLOY_DEADLINE_MS, type InFlight } from "./controls";
-import { type InFlightRecord, NOT_CURRENT, NO_ENGINE, type Refusal, decideControl, nextAlarm, refusal } from "./controls";
+import { type InFlightRecord, NOT_CURRENT, NO_ENGINE, type Refusal, capacityRefusal, decideControl, nextAlarm, refusal } from "./controls";
 import { type SwitchOutcome, launchAndSwitch, liveSpec, retirePolicy } from "./launch";
 import { healthSettings, stepHealth } from "./health";
 import { checkAppHealth } from "./health-check";
 import type { DeployJobMessage } from "./messages";
-import type { PlanId } from "./plans";
+import { type PlanId, planLimits } from "./plans";
 import { type SettingsOutcome, changeAppSettings } from "./service";
 import type { AppSettingsRequest } from "./settings";
-import { type AppRow, deployById, failDeployRecord, getApp, recordLive, updateApp } from "./store";
+import { type AppRow, deployById, failDeployRecord, getApp, instanceColumns, recordLive, updateApp } from "./store";
 import { teardownApp } from "./teardown";
 import { renewIfDue, renewalTime } from "../billing/renewal";
 import { recordDeploy, recordStart, startRefusal, stopColumns } from "../billing/app-events";
@@ -97,7 +97,14 @@ export class AppController extends DurableObject<Env> {
         // Billing: the first deploy, or one that would run an app whose paid period has ended, is
         // charged before the build starts, or refused. With no engine configured the deploy fails
         // at once, the service's fault: nothing is charged.
-        const billed = await recordDeploy(this.env, app, input.deployId, input.now, { charge: this.#runtime() !== null });
+        const runtime = this.#runtime();
+        // A first deploy that cannot be placed is refused before anything is charged.
+        const full = await capacityRefusal(runtime, app, planLimits(app.plan as PlanId).memoryBytes).catch((err: unknown) => {
+          if (err instanceof RuntimeUnavailableError) return { ...ENGINE_DOWN, message: `${ENGINE_DOWN.message} ${err.message}` };
+          throw err;
+        });
+        if (full) return full;
+        const billed = await recordDeploy(this.env, app, input.deployId, input.now, { charge: runtime !== null });
         if (!billed.ok) return refusal(billed);
         await this.env.DEPLOY_JOBS.send({ appId: app.id, deployId: input.deployId } satisfies DeployJobMessage);
         await this.#reschedule(input.now);
@@ -121,7 +128,7 @@ export class AppController extends DurableObject<Env> {
     let outcome: SwitchOutcome = { switched: false, reason: "the app was deleted." };
     if (deploy && app) {
       const set = input.instance
-        ? { status: "running" as const, instanceId: input.instance.id, instanceUrl: input.instance.url, envAppliedVersion: input.envVersion }
+        ? { status: "running" as const, ...instanceColumns(input.instance), envAppliedVersion: input.envVersion }
         : {};
       const builtOnly = input.instance === null && app.status === "stopped";
       outcome =
@@ -237,7 +244,7 @@ export class AppController extends DurableObject<Env> {
       if (!affordable.ok) return refusal(affordable);
       let refused: Refusal | null = null;
       const result = await this.#relaunch(app, runtime, app.plan as PlanId, async (instance, envVersion) => {
-        const billed = await recordStart(this.env, app, input.now, { instanceId: instance.id, instanceUrl: instance.url, envAppliedVersion: envVersion });
+        const billed = await recordStart(this.env, app, input.now, { ...instanceColumns(instance), envAppliedVersion: envVersion });
         if (billed === "not_switched") return { switched: false, reason: NOT_CURRENT };
         if (!billed.ok) return (refused = refusal(billed)), { switched: false, reason: billed.message };
         return { switched: true, replaced: { instanceId: app.instanceId, image: null, serving: false } };
@@ -253,7 +260,7 @@ export class AppController extends DurableObject<Env> {
       if (!app.instanceId) return { outcome: "refused", code: "INVALID_STATE", message: "The app has no instance to restart." };
       const instance = await runtime.restart(app.instanceId);
       // The health check's grace period begins again with the restarted process.
-      await updateApp(this.env, app.id, { instanceUrl: instance.url, health: stepHealth(app.health, { kind: "restarted", now: input.now }, healthSettings(app.healthCheck).graceSeconds).record });
+      await updateApp(this.env, app.id, { ...instanceColumns(instance), health: stepHealth(app.health, { kind: "restarted", now: input.now }, healthSettings(app.healthCheck).graceSeconds).record });
       return { outcome: "done" };
     });
   }
@@ -268,7 +275,7 @@ export class AppController extends DurableObject<Env> {
       const runtime = this.#runtime();
       if (!runtime) return NO_ENGINE;
       return this.#relaunch(app, runtime, input.plan, async (instance, envVersion) =>
-        (await updateApp(this.env, app.id, { plan: input.plan, instanceId: instance.id, instanceUrl: instance.url, envAppliedVersion: envVersion }, { instanceId: app.instanceId }))
+        (await updateApp(this.env, app.id, { plan: input.plan, ...instanceColumns(instance), envAppliedVersion: envVersion }, { instanceId: app.instanceId }))
           ? { switched: true, replaced: { instanceId: app.instanceId, image: null, serving: true } }
           : { switched: false, reason: NOT_CURRENT },
       );
@@ -332,12 +339,14 @@ export class AppController extends DurableObject<Env> {
     const variables = await launchEnv(this.env, app.id);
     const spec = liveSpec(app, plan, variables.env);
     if (!spec) return { outcome: "refused", code: "INVALID_STATE", message: "The app has no built image yet. Deploy it first." };
-    const outcome = await launchAndSwitch({ runtime, spec, probeTimeoutSeconds: getConfig(this.env).PROBE_TIMEOUT_SECONDS, retire: retirePolicy(getConfig(this.env)), switchTo: (instance) => switchTo(instance, variables.version) });
+    const outcome = await launchAndSwitch({ runtime, spec, replaces: app.instanceId, probeTimeoutSeconds: getConfig(this.env).PROBE_TIMEOUT_SECONDS, retire: retirePolicy(getConfig(this.env)), switchTo: (instance) => switchTo(instance, variables.version) });
     if (outcome.ok) return { outcome: "done" };
     log("warn", "instance launch failed", { app_id: app.id, kind: outcome.kind });
     return { outcome: "refused", code: "LAUNCH_FAILED", message: outcome.message };
   }
 }
+
+const ENGINE_DOWN: Refusal = { outcome: "refused", code: "ENGINE_UNAVAILABLE", message: "The container engine could not be asked whether the app fits. No charge was made." };
 
 /** The controller of an app. */
 export function appController(env: Env, appId: string) {

@@ -58,7 +58,7 @@ export const DEPLOY_DEADLINE_MS = 30 * 60 * 1000;
 
 export type Refusal =
   | Extract<ControlDecision, { outcome: "refused" }>
-  | { outcome: "refused"; code: "ENGINE_UNAVAILABLE" | "LAUNCH_FAILED" | "INSUFFICIENT_FUNDS"; message: string };
+  | { outcome: "refused"; code: "ENGINE_UNAVAILABLE" | "LAUNCH_FAILED" | "INSUFFICIENT_FUNDS" | "INSUFFICIENT_CAPACITY"; message: string };
 export type ControlResult = { outcome: "done" } | Refusal;
 export type DeployResult = { outcome: "started" | "already_deploying"; deployId: string } | Refusal;
 
@@ -78,6 +78,21 @@ export const NO_ENGINE: Refusal = {
   code: "ENGINE_UNAVAILABLE",
   message: "No container engine is configured. Set RUNTIME_URL to the Docker Engine API address (npm start does this when Docker runs on the machine).",
 };
+/**
+ * Before an app's first deploy (it never went live), on an engine that reports its capacity
+ * (a swarm): the plan's memory must fit on some machine now, else the deploy is refused with the
+ * engine's sentence and nothing is charged. Null: go on.
+ */
+export async function capacityRefusal(
+  runtime: { capacity?(memoryBytes: number): Promise<{ fits: true } | { fits: false; message: string }> } | null,
+  app: { liveDeployId: string | null },
+  planMemoryBytes: number,
+): Promise<Refusal | null> {
+  if (!runtime?.capacity || app.liveDeployId !== null) return null;
+  const verdict = await runtime.capacity(planMemoryBytes);
+  return verdict.fits ? null : { outcome: "refused", code: "INSUFFICIENT_CAPACITY", message: verdict.message };
+}
+
 export const NOT_CURRENT = "another change to the app took over while this instance started.";
 export const refusal = (billed: { code: "INSUFFICIENT_FUNDS"; message: string }): Refusal => ({ outcome: "refused", code: billed.code, message: billed.message });
 

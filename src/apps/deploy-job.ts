@@ -134,6 +134,7 @@ async function runBuilt(env: Env, runtime: ContainerRuntime, appId: string, depl
     const replaces = app.instanceId;
     const outcome = await launchAndSwitch({
       runtime,
+      replaces,
       spec: { appId, image: built.image, port: built.port.port, portReason: built.port.reason, plan: app.plan as PlanId, env: variables.env, deployId, healthCheck: healthSettings(app.healthCheck) },
       probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
       healthIntervalSeconds: getConfig(env).HEALTH_CHECK_INTERVAL_SECONDS,

@@ -54,19 +54,25 @@ export function healthProbeFailedMessage(port: number, timeoutSeconds: number, l
 /**
  * Starts a new instance and waits until its port answers. An instance that does not answer is
  * removed again, so a failed launch leaves nothing running and whatever served before still does.
+ * With `replaces` (the app's current instance) on an engine that switches generations itself
+ * (`runtime.replace`, Swarm), the new generation replaces that instance in place, keeping its id;
+ * one that does not answer is reverted to what ran before rather than removed.
  */
 export async function launchInstance(
   runtime: ContainerRuntime,
   spec: LaunchSpec,
-  options: { probeTimeoutSeconds: number; healthIntervalSeconds?: number; log?: (text: string) => Promise<void> },
+  options: { probeTimeoutSeconds: number; healthIntervalSeconds?: number; log?: (text: string) => Promise<void>; replaces?: string | null },
 ): Promise<LaunchOutcome> {
   const log = options.log ?? (async () => undefined);
   const check = healthSettings(spec.healthCheck);
   // The grace period at start lengthens the wait for a first answer; it never shortens it.
   const probeSeconds = Math.max(options.probeTimeoutSeconds, check.graceSeconds);
+  const inPlace = options.replaces && runtime.replace ? options.replaces : null;
+  // A generation that did not take: put back what ran before (in place), or remove the instance.
+  const discard = (id: string) => (id === inPlace ? runtime.revert?.(id) : runtime.remove(id))?.catch(() => undefined);
   let instance: Instance;
   try {
-    instance = await runtime.start({
+    const instanceSpec = {
       image: spec.image,
       name: `cp-${spec.appId.slice(0, 8)}-${crypto.randomUUID().slice(0, 8)}`,
       labels: { [APP_ID_LABEL]: spec.appId, "control-plane.deploy_id": spec.deployId },
@@ -75,13 +81,17 @@ export async function launchInstance(
       limits: planLimits(spec.plan),
       network: appNetworkName(spec.appId),
       healthCheck: engineHealthCheck(check, options.healthIntervalSeconds),
-    });
+    };
+    instance = inPlace ? await runtime.replace!(inPlace, instanceSpec) : await runtime.start(instanceSpec);
   } catch (err) {
-    if (err instanceof RuntimeUnavailableError) throw err;
+    if (err instanceof RuntimeUnavailableError) {
+      if (inPlace) await discard(inPlace);
+      throw err;
+    }
     if (err instanceof InstanceExitedError) {
       const output = await runtime.logs(err.instanceId, { tail: 100 }).catch(() => "");
       if (output) await log(`Instance output:\n${output.replace(/\n$/, "")}`);
-      await runtime.remove(err.instanceId).catch(() => undefined);
+      await discard(err.instanceId);
     }
     const message = `The container could not be started: ${err instanceof Error ? err.message : String(err)}`;
     await log(message);
@@ -96,7 +106,7 @@ export async function launchInstance(
   }
   const output = await runtime.logs(instance.id, { tail: 100 }).catch(() => "");
   if (output) await log(`Instance output:\n${output}`);
-  await runtime.remove(instance.id).catch(() => undefined);
+  await discard(instance.id);
   const message = check.path === "/" && check.expect === "any" ? probeFailedMessage(spec.port, spec.portReason, probeSeconds) : healthProbeFailedMessage(spec.port, probeSeconds, probe.lastError);
   await log(message);
   return { ok: false, kind: "probe_failed", message };
@@ -145,6 +155,8 @@ export interface LaunchAndSwitch {
    */
   switchTo: (instance: Instance) => Promise<SwitchOutcome>;
   retire: RetirePolicy;
+  /** The app's current instance (serving or stopped), which an engine with `replace` updates in place. */
+  replaces?: string | null;
 }
 
 export type LaunchAndSwitchOutcome =
@@ -161,18 +173,19 @@ export type LaunchAndSwitchOutcome =
  */
 export async function launchAndSwitch(input: LaunchAndSwitch): Promise<LaunchAndSwitchOutcome> {
   const log = input.log ?? (async () => undefined);
-  const launched = await launchInstance(input.runtime, input.spec, { probeTimeoutSeconds: input.probeTimeoutSeconds, healthIntervalSeconds: input.healthIntervalSeconds, log });
+  const launched = await launchInstance(input.runtime, input.spec, { probeTimeoutSeconds: input.probeTimeoutSeconds, healthIntervalSeconds: input.healthIntervalSeconds, log, replaces: input.replaces ?? null });
   if (!launched.ok) return launched;
   const switched = await input.switchTo(launched.instance);
   if (!switched.switched) {
-    await input.runtime.remove(launched.instance.id).catch(() => undefined);
-    const message = `Not switched: ${switched.reason} Instance ${launched.instance.id.slice(0, 12)} was removed; nothing changed.`;
+    const inPlace = launched.instance.id === input.replaces && input.runtime.revert;
+    await (inPlace ? input.runtime.revert!(launched.instance.id) : input.runtime.remove(launched.instance.id)).catch(() => undefined);
+    const message = `Not switched: ${switched.reason} Instance ${launched.instance.id.slice(0, 12)} was ${inPlace ? "put back on what it ran before" : "removed"}; nothing changed.`;
     await log(message);
     serviceLog("info", "launch finished late; nothing switched", { app_id: input.spec.appId, instance_id: launched.instance.id });
     return { ok: false, kind: "not_switched", message };
   }
   await log(`Live: traffic switched to instance ${launched.instance.id.slice(0, 12)}`);
-  await drainAndRetire(input.runtime, switched.replaced, { keepImage: input.spec.image, log, retire: input.retire });
+  await drainAndRetire(input.runtime, switched.replaced, { keepImage: input.spec.image, log, retire: input.retire, current: launched.instance.id });
   return { ok: true, instance: launched.instance, replaced: switched.replaced };
 }
 
@@ -183,9 +196,15 @@ export async function launchAndSwitch(input: LaunchAndSwitch): Promise<LaunchAnd
 export async function drainAndRetire(
   runtime: ContainerRuntime,
   replaced: Replaced,
-  options: { keepImage: string | null; log?: (text: string) => Promise<void>; retire: RetirePolicy },
+  options: { keepImage: string | null; log?: (text: string) => Promise<void>; retire: RetirePolicy; current?: string },
 ): Promise<void> {
   if (!replaced.instanceId) return;
+  if (options.current === replaced.instanceId) {
+    // Replaced in place: the engine itself stopped the old generation once the new one ran.
+    if (replaced.image && replaced.image !== options.keepImage) await runtime.removeImage(replaced.image).catch(() => undefined);
+    await options.log?.(`Previous generation of instance ${replaced.instanceId.slice(0, 12)} stopped by the engine`);
+    return;
+  }
   if (replaced.serving) await new Promise((r) => setTimeout(r, options.retire.drainSeconds * 1000));
   await runtime.remove(replaced.instanceId, { graceSeconds: replaced.serving ? options.retire.graceSeconds : 0 }).catch((err: unknown) => serviceLog("warn", "old instance not removed", { instance_id: replaced.instanceId, ...describeError(err) }));
   if (replaced.image && replaced.image !== options.keepImage) await runtime.removeImage(replaced.image).catch(() => undefined);

@@ -6,7 +6,7 @@ import { type AppStatus, type DeployStatus, type PortSource, apps, deploys } fro
 import { notFound } from "../http/errors";
 import { iso, isUuid } from "../lib/time";
 import { instanceHealth } from "../runtime/instance-settings";
-import type { InstanceRunState } from "../runtime/types";
+import type { Instance, InstanceRunState } from "../runtime/types";
 import { type HealthView, viewHealth, viewHealthCheck } from "./health";
 import type { PlanId } from "./plans";
 
@@ -44,18 +44,44 @@ export async function listApps(env: Env, accountId: string): Promise<AppRow[]> {
   return database(env).select().from(apps).where(eq(apps.accountId, accountId)).orderBy(desc(apps.createdAt));
 }
 
+/** What the proxy reads of an app: its state and where its instance answers. */
+const ROUTE_COLUMNS = {
+  id: apps.id,
+  status: apps.status,
+  instanceId: apps.instanceId,
+  instanceUrl: apps.instanceUrl,
+  instanceEngine: apps.instanceEngine,
+  instanceNode: apps.instanceNode,
+  instancePort: apps.instancePort,
+};
+
 /** The app answering at a subdomain, for the proxy. */
 export async function appBySubdomain(env: Env, subdomain: string) {
-  return database(env)
-    .select({ id: apps.id, status: apps.status, instanceUrl: apps.instanceUrl })
-    .from(apps)
-    .where(eq(apps.subdomain, subdomain))
-    .get();
+  return database(env).select(ROUTE_COLUMNS).from(apps).where(eq(apps.subdomain, subdomain)).get();
 }
 
 /** The app a custom domain names, for the proxy (src/domains/store.ts routedApp). */
 export async function appRoute(env: Env, id: string) {
-  return database(env).select({ id: apps.id, status: apps.status, instanceUrl: apps.instanceUrl }).from(apps).where(eq(apps.id, id)).get();
+  return database(env).select(ROUTE_COLUMNS).from(apps).where(eq(apps.id, id)).get();
+}
+
+/** The columns naming an app's serving instance and where it answers (engine, node, port). */
+export function instanceColumns(instance: Instance): Pick<AppColumns, "instanceId" | "instanceUrl" | "instanceEngine" | "instanceNode" | "instancePort"> {
+  const address = instance.address;
+  return { instanceId: instance.id, instanceUrl: instance.url, instanceEngine: address?.engine ?? null, instanceNode: address?.node ?? null, instancePort: address?.port ?? null };
+}
+
+/**
+ * The engine moved the app's instance (Swarm rescheduled its task, or an update converged):
+ * records where it answers now, only while the app still runs that instance at its old URL.
+ */
+export async function moveInstance(env: Env, appId: string, instance: Instance, fromUrl: string): Promise<boolean> {
+  const rows = await database(env)
+    .update(apps)
+    .set(instanceColumns(instance))
+    .where(and(eq(apps.id, appId), eq(apps.status, "running"), eq(apps.instanceId, instance.id), eq(apps.instanceUrl, fromUrl)))
+    .returning({ id: apps.id });
+  return rows.length === 1;
 }
 
 export async function isSubdomainTaken(env: Env, subdomain: string, exceptAppId?: string): Promise<boolean> {

@@ -149,6 +149,10 @@ export const apps = sqliteTable(
     /** The instance that serves the app's hostname, when there is one. */
     instanceId: text("instance_id"),
     instanceUrl: text("instance_url"),
+    /** Where that instance answers: its engine (`swarm:engine.example.net`), node address and host port. */
+    instanceEngine: text("instance_engine"),
+    instanceNode: text("instance_node"),
+    instancePort: integer("instance_port"),
     /** Image of the live instance, and the deploy that built it. */
     image: text("image"),
     liveDeployId: text("live_deploy_id"),

@@ -1,4 +1,4 @@
-import { type AppRow, getApp, updateApp } from "../apps/store";
+import { type AppRow, getApp, instanceColumns, updateApp } from "../apps/store";
 import { launchAndSwitch, liveSpec, retirePolicy } from "../apps/launch";
 import type { PlanId } from "../apps/plans";
 import { getConfig } from "../config";
@@ -73,12 +73,13 @@ export async function applyEnv(env: Env, appId: string, version: number): Promis
     const variables = await launchEnv(env, appId);
     const outcome = await launchAndSwitch({
       runtime,
+      replaces: app.instanceId,
       spec: liveSpec(app, app.plan as PlanId, variables.env)!,
       probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
       retire: retirePolicy(getConfig(env)),
       log: async (text) => void lines.push(text),
       switchTo: async (instance) =>
-        (await updateApp(env, appId, { instanceId: instance.id, instanceUrl: instance.url, envAppliedVersion: variables.version }, { instanceId: app.instanceId }))
+        (await updateApp(env, appId, { ...instanceColumns(instance), envAppliedVersion: variables.version }, { instanceId: app.instanceId }))
           ? { switched: true, replaced: { instanceId: app.instanceId, image: null, serving: true } }
           : { switched: false, reason: "a newer change to the app took over while this instance started." },
     });

@@ -34,6 +34,7 @@ export const ERROR_STATUS = {
   INTERNAL_ERROR: 500,
   LAUNCH_FAILED: 502,
   ENGINE_UNAVAILABLE: 503,
+  INSUFFICIENT_CAPACITY: 503,
   export_pending: 503,
 } as const satisfies Record<string, ContentfulStatusCode>;
 

@@ -5,6 +5,8 @@ import { describeError, log } from "../http/log";
 import { customHostnameRoute } from "./custom-hosts";
 import { appSubdomainOf } from "./hosts";
 import { InstanceTimeout, fetchInstance } from "./instance-fetch";
+import { followInstance } from "./instance-follow";
+import { instanceTarget } from "./instance-target";
 import { type Route, RouteCache } from "./route-cache";
 
 function notice(status: 404 | 502 | 503 | 504, title: string, text: string): Response {
@@ -32,7 +34,7 @@ async function lookUp(env: Env, target: Target): Promise<Lookup | null> {
   if (!app) return notice(404, "No app here", "No app answers at this address.");
   if (app.status === "stopped") return notice(503, "App stopped", "This app is stopped. Its owner can start it again from the console.");
   if (app.status !== "running" || !app.instanceUrl) return notice(503, "Not deployed yet", "This app has not been deployed yet.");
-  return { appId: app.id, instanceUrl: app.instanceUrl };
+  return { appId: app.id, instanceId: app.instanceId, instanceUrl: app.instanceUrl, engine: app.instanceEngine, node: app.instanceNode, port: app.instancePort };
 }
 
 /**
@@ -66,21 +68,28 @@ export function appProxy(routes = new RouteCache()): MiddlewareHandler<AppEnv> {
       if (subdomain !== null) routes.set(subdomain, route, now);
     }
     const hasBody = c.req.raw.body !== null;
-    const timeoutMs = c.get("config").PROXY_HEADER_TIMEOUT_SECONDS * 1000;
-    const forward = (instanceUrl: string) => fetchInstance(c.req.raw, c.req.header("Host"), instanceUrl, timeoutMs);
+    const config = c.get("config");
+    const timeoutMs = config.PROXY_HEADER_TIMEOUT_SECONDS * 1000;
+    const nodeProxy = { url: config.NODE_PROXY_URL, clientId: config.RUNTIME_ACCESS_CLIENT_ID, clientSecret: config.RUNTIME_ACCESS_CLIENT_SECRET };
+    const forward = (to: Route) => fetchInstance(c.req.raw, c.req.header("Host"), instanceTarget(to, nodeProxy), timeoutMs);
     try {
-      return await forward(route.instanceUrl);
+      return await forward(route);
     } catch (err) {
       if (err instanceof InstanceTimeout) return tooSlow(route.appId, err);
-      if (remembered && subdomain !== null) {
-        routes.forget(subdomain);
-        const fresh = await lookUp(c.env, target);
+      // Where the app answers now: D1 again when the route was remembered (a switch happened
+      // meanwhile), then the engine when the instance may have moved by itself (a swarm task).
+      if (subdomain !== null) routes.forget(subdomain);
+      let fresh: Lookup | null = route;
+      if (remembered) {
+        fresh = await lookUp(c.env, target);
         if (fresh === null) return next();
         if (fresh instanceof Response) return fresh;
-        routes.set(subdomain, fresh, c.get("deps").now());
-        if (fresh.instanceUrl !== route.instanceUrl && !hasBody) {
-          return forward(fresh.instanceUrl).catch((again: unknown) => (again instanceof InstanceTimeout ? tooSlow(fresh.appId, again) : notAnswering(fresh.appId, again)));
-        }
+      }
+      if (fresh.instanceUrl === route.instanceUrl) fresh = (await followInstance(c.env, fresh, c.get("deps").now())) ?? fresh;
+      if (subdomain !== null) routes.set(subdomain, fresh, c.get("deps").now());
+      if (fresh.instanceUrl !== route.instanceUrl && !hasBody) {
+        const again = fresh;
+        return forward(again).catch((error: unknown) => (error instanceof InstanceTimeout ? tooSlow(again.appId, error) : notAnswering(again.appId, error)));
       }
       return notAnswering(route.appId, err);
     }

@@ -1,4 +1,5 @@
 import { forwardHeaders, isWebSocketUpgrade } from "./forward-headers";
+import { type InstanceTarget, NODE_PROXY_HEADERS } from "./instance-target";
 
 /**
  * One request passed to an app's instance. The instance has `headerTimeoutMs` to send its
@@ -16,7 +17,8 @@ export class InstanceTimeout extends Error {
   }
 }
 
-export async function fetchInstance(req: Request, hostHeader: string | undefined, instanceUrl: string, headerTimeoutMs: number): Promise<Response> {
+export async function fetchInstance(req: Request, hostHeader: string | undefined, target: InstanceTarget | string, headerTimeoutMs: number, fetcher: typeof fetch = (input, init) => fetch(input, init)): Promise<Response> {
+  const instanceUrl = typeof target === "string" ? target : target.url;
   const url = req.url;
   const authority = url.indexOf("://") + 3;
   const pathAt = url.indexOf("/", authority);
@@ -25,6 +27,9 @@ export async function fetchInstance(req: Request, hostHeader: string | undefined
     proto: url.startsWith("https:") ? "https" : "http",
     client: req.headers.get("CF-Connecting-IP"),
   });
+  // The node proxy's routing and credential headers come only from here, never from the client.
+  for (const name of NODE_PROXY_HEADERS) headers.delete(name);
+  if (typeof target !== "string") for (const [name, value] of Object.entries(target.headers)) headers.set(name, value);
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let answered = false;
@@ -36,7 +41,7 @@ export async function fetchInstance(req: Request, hostHeader: string | undefined
   if (body === null) startClock();
   else body = countFromEnd(body, req.headers.get("Content-Length"), startClock);
   try {
-    const res = await fetch(pathAt < 0 ? `${instanceUrl}/` : instanceUrl + url.slice(pathAt), {
+    const res = await fetcher(pathAt < 0 ? `${instanceUrl}/` : instanceUrl + url.slice(pathAt), {
       method: req.method,
       headers,
       body,

@@ -5,11 +5,12 @@
  * answers for the instance that served it; an address that no longer answers (Stop, Delete,
  * Restart on a new port) is forgotten by the proxy and read again.
  */
+import type { InstancePlace } from "./instance-target";
 
-/** What the proxy needs of a running app. */
-export interface Route {
+/** What the proxy needs of a running app: its instance and where it answers. */
+export interface Route extends InstancePlace {
   appId: string;
-  instanceUrl: string;
+  instanceId: string | null;
 }
 
 /** How long a route is used without reading D1 again; below MIN_DRAIN_SECONDS (2 s). */

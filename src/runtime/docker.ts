@@ -18,6 +18,8 @@ import {
   InstanceExitedError,
   PortTakenError,
   RuntimeUnavailableError,
+  type InstanceAddress,
+  engineId,
 } from "./types";
 
 export interface DockerRuntimeOptions {
@@ -52,6 +54,7 @@ interface ContainerJson {
 export class DockerRuntime implements ContainerRuntime {
   private readonly client: DockerEngineClient;
   private readonly publishHost: string;
+  private readonly engine: string;
   private readonly stopTimeout: string;
   private readonly hostIp: string;
   private readonly builderChoice: BuilderChoice;
@@ -60,6 +63,7 @@ export class DockerRuntime implements ContainerRuntime {
   constructor(options: DockerRuntimeOptions) {
     this.client = new DockerEngineClient(options.url, options.fetch);
     this.publishHost = options.publishHost ?? new URL(options.url).hostname;
+    this.engine = engineId("docker", options.url);
     this.stopTimeout = String(options.stopTimeoutSeconds ?? 10);
     this.hostIp = options.bindAddress ?? defaultBindAddress(this.publishHost);
     this.builderChoice = options.builder ?? "auto";
@@ -189,7 +193,8 @@ export class DockerRuntime implements ContainerRuntime {
     const c = await this.container(id);
     if (!c) return null;
     const running = isRunning(c);
-    return { id: c.Id, running, url: running ? this.urlOf(c) : null, image: c.Config?.Image ?? "" };
+    const url = running ? this.urlOf(c) : null;
+    return { id: c.Id, running, url, ...(url ? { address: this.addressOf(url) } : {}), image: c.Config?.Image ?? "" };
   }
 
   async restart(id: string): Promise<Instance> {
@@ -258,7 +263,12 @@ export class DockerRuntime implements ContainerRuntime {
     if (!c) throw new RuntimeUnavailableError("The container engine lost an instance it had just started.");
     const url = isRunning(c) ? this.urlOf(c) : null;
     if (!url) throw new InstanceExitedError(c.Id, isRunning(c) ? null : (c.State?.ExitCode ?? null));
-    return { id: c.Id, url };
+    return { id: c.Id, url, address: this.addressOf(url) };
+  }
+
+  /** Engine, node and port of a URL `urlOf` gave: the node is the host ports are published on. */
+  private addressOf(url: string): InstanceAddress {
+    return { engine: this.engine, node: this.publishHost, port: Number(new URL(url).port) };
   }
 
   private urlOf(c: ContainerJson): string | null {

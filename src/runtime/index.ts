@@ -26,8 +26,7 @@ export function runtimeFor(env: Env): ContainerRuntime | null {
   const runtime = runtimeFromEnv(env);
   const config = getConfig(env);
   if (!runtime || config.RUNTIME_KIND === "swarm") return runtime;
-  const range = { first: config.INSTANCE_PORT_RANGE.min, last: config.INSTANCE_PORT_RANGE.max };
-  return withPortTable(runtime, database(env), { engine: engineKey(config.RUNTIME_URL), range });
+  return withPortTable(runtime, database(env), { engine: engineKey(config.RUNTIME_URL), range: config.INSTANCE_PORT_RANGE });
 }
 
 /** The network of an app's instances: created at its first launch, removed when it is deleted. */

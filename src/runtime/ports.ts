@@ -10,12 +10,9 @@
 import { and, eq, gte, lte, or, desc } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { instancePorts } from "../db/schema";
-import { type ContainerRuntime, type Instance, InstanceExitedError, type InstanceSpec, PortTakenError, RuntimeUnavailableError } from "./types";
+import { type ContainerRuntime, type Instance, InstanceExitedError, type InstanceSpec, type PortRange, PortTakenError, RuntimeUnavailableError } from "./types";
 
-export interface PortRange {
-  first: number;
-  last: number;
-}
+export type { PortRange } from "./types";
 
 /** Tries of `startWithPort` before giving up: ports refused by the engine, or lost to a concurrent allocation. */
 export const PORT_TRIES = 30;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { BUILDERS, type BuilderChoice } from "./docker-build";
+import type { PortRange } from "./types";
 
 /**
  * The container engine's settings, joined into the Worker's settings by src/config.ts. The Engine
@@ -78,19 +79,52 @@ export const RUNTIME_SETTINGS = {
   RUNTIME_ACCESS_CLIENT_SECRET: secret(),
   /** Whether the RUNTIME_MTLS binding (a client certificate) is there; the binding itself stays in env. */
   RUNTIME_MTLS: z.unknown().optional().transform((binding) => typeof (binding as { fetch?: unknown } | undefined)?.fetch === "function"),
+  /**
+   * The node proxy on each machine (README "Deploying"), as an https URL naming the node, e.g.
+   * `https://{node}`: the app proxy then reaches an instance at that URL, the node's address in
+   * place of `{node}`, with `X-Instance-Port` and the Access service token. Empty: instances are
+   * reached directly at `http://<node>:<port>` (one machine, or a private network).
+   */
+  NODE_PROXY_URL: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = (raw ?? "").trim().replace(/\/+$/, "");
+      if (text !== "" && !/^https:\/\/([a-z0-9.-]*)\{node\}([a-z0-9.-]*)(:\d{1,5})?$/i.test(text)) {
+        ctx.addIssue({ code: "custom", message: `NODE_PROXY_URL must be an https URL whose host names the node as {node}, such as https://{node}, got "${raw}"` });
+        return z.NEVER;
+      }
+      return text;
+    }),
+  /**
+   * Placement constraints every app's service gets on a swarm, comma-separated Swarm expressions
+   * such as `node.labels.apps==on` (tests pin apps to a node this way); empty: any node.
+   */
+  SWARM_CONSTRAINTS: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const items = (raw ?? "").split(",").map((c) => c.trim()).filter((c) => c !== "");
+      const bad = items.find((c) => !/^[a-z][a-z0-9_.-]*\s*(==|!=)\s*[a-z0-9_.-]+$/i.test(c));
+      if (bad !== undefined) {
+        ctx.addIssue({ code: "custom", message: `SWARM_CONSTRAINTS must be comma-separated placement constraints such as node.labels.apps==on, got "${bad}"` });
+        return z.NEVER;
+      }
+      return items;
+    }),
   /** Host ports instances publish on, `<first>-<last>`; the node proxy passes only these. */
   INSTANCE_PORT_RANGE: z
     .string()
     .optional()
     .transform((raw, ctx) => {
       const m = /^(\d{1,5})-(\d{1,5})$/.exec((raw ?? "").trim() || "20000-29999");
-      const min = Number(m?.[1]);
-      const max = Number(m?.[2]);
-      if (!m || min < 1024 || max > 65535 || min > max) {
+      const first = Number(m?.[1]);
+      const last = Number(m?.[2]);
+      if (!m || first < 1024 || last > 65535 || first > last) {
         ctx.addIssue({ code: "custom", message: `INSTANCE_PORT_RANGE must be <first>-<last> within 1024-65535, such as 20000-29999, got "${raw}"` });
         return z.NEVER;
       }
-      return { min, max };
+      return { first, last } satisfies PortRange;
     }),
 };
 
@@ -99,7 +133,9 @@ export const RUNTIME_SETTING_DEFAULTS = {
   RUNTIME_BUILDER: "auto",
   REGISTRY: "",
   REGISTRY_API_URL: "",
-  INSTANCE_PORT_RANGE: { min: 20000, max: 29999 },
+  INSTANCE_PORT_RANGE: { first: 20000, last: 29999 },
+  NODE_PROXY_URL: "",
+  SWARM_CONSTRAINTS: [] as string[],
 } as const;
 
 interface RuntimeConfig {

@@ -3,13 +3,11 @@
  * answers, which host port a new generation publishes, and what a push stream reported.
  */
 
-/** The inclusive range of host ports instances publish on (INSTANCE_PORT_RANGE). */
-export interface PortRange {
-  min: number;
-  max: number;
-}
+import type { HealthCheckSpec, PortRange } from "./types";
 
-export const DEFAULT_PORT_RANGE: PortRange = { min: 20000, max: 29999 };
+export type { PortRange } from "./types";
+
+export const DEFAULT_PORT_RANGE: PortRange = { first: 20000, last: 29999 };
 
 /** Container label carrying the host port of the service generation a task belongs to. */
 export const GENERATION_LABEL = "cp.port";
@@ -83,10 +81,10 @@ export function publishedPort(task: SwarmTask): number | null {
  */
 export function pickPort(used: Iterable<number>, range: PortRange, random: () => number = Math.random): number | null {
   const taken = new Set(used);
-  const size = range.max - range.min + 1;
+  const size = range.last - range.first + 1;
   const start = Math.floor(random() * size);
   for (let i = 0; i < size; i++) {
-    const port = range.min + ((start + i) % size);
+    const port = range.first + ((start + i) % size);
     if (!taken.has(port)) return port;
   }
   return null;
@@ -170,4 +168,42 @@ export function swarmProblems(info: ManagerInfo, nodes: SwarmNode[]): string[] {
     if (n.Status?.State === "ready" && nodeAddress(n) === null) problems.push(`Node ${n.ID} reports no address; label it with cp.address.`);
   }
   return problems;
+}
+
+/** A task's `ContainerSpec.Healthcheck` (durations in nanoseconds), as the Engine API takes it. */
+export interface TaskHealthcheck {
+  Test: string[];
+  Interval: number;
+  Timeout: number;
+  StartPeriod: number;
+  Retries: number;
+}
+
+/**
+ * The app's health check as the task's own: the swarm then counts a new task as running only once
+ * it is healthy (so a start-first update keeps the old task until the new one answers) and replaces
+ * a task that turns unhealthy. The probe runs inside the instance with its shell and `wget` (or
+ * `curl`): `2xx-3xx` fails on an error status, `any` passes on any HTTP answer; the engine ends a
+ * check that takes longer than `Timeout`. The path is quoted for the shell, so it cannot add a command.
+ */
+export function taskHealthcheck(check: HealthCheckSpec, port: number): TaskHealthcheck {
+  const url = shellQuote(`http://127.0.0.1:${port}${check.path.startsWith("/") ? check.path : `/${check.path}`}`);
+  const seconds = (s: number) => Math.max(1, Math.round(s)) * 1e9;
+  // No timeout flags (busybox's wget has none): the engine ends a check after `Timeout` itself.
+  const probe =
+    check.expect === "2xx-3xx"
+      ? `wget -q -O /dev/null ${url} || curl -fsS -o /dev/null ${url}`
+      : `wget -S -O /dev/null ${url} 2>&1 | grep -q 'HTTP/' || curl -sS -o /dev/null ${url}`;
+  return {
+    Test: ["CMD-SHELL", `${probe} || exit 1`],
+    Interval: seconds(check.intervalSeconds),
+    Timeout: seconds(check.timeoutSeconds),
+    StartPeriod: Math.max(0, Math.round(check.graceSeconds)) * 1e9,
+    Retries: Math.max(1, Math.round(check.retries)),
+  };
+}
+
+/** `text` in single quotes for a POSIX shell (a quote inside becomes `'\''`). */
+export function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -25,16 +25,23 @@ import {
   registryAuthHeader,
   splitReference,
   swarmProblems,
+  taskHealthcheck,
 } from "./swarm-rules";
+import { ServiceLogDecoder, serviceLogQuery } from "./swarm-logs";
 import {
   type BuildOutcome,
   type BuildSpec,
   type ContainerRuntime,
   type Instance,
+  type InstanceAddress,
   type InstanceSpec,
   type InstanceState,
+  type LogLine,
+  type LogOptions,
   InstanceExitedError,
   RuntimeUnavailableError,
+  addressUrl,
+  engineId,
 } from "./types";
 
 export interface SwarmRuntimeOptions {
@@ -66,6 +73,8 @@ interface ServiceJson {
   ID: string;
   Version: { Index: number };
   Spec: ServiceSpec;
+  PreviousSpec?: ServiceSpec;
+  UpdateStatus?: { State?: string; StartedAt?: string; Message?: string };
 }
 
 interface ServiceSpec {
@@ -84,6 +93,10 @@ interface ServiceSpec {
 /** Service label holding the image reference the caller gave (the spec runs it by digest). */
 const IMAGE_LABEL = "cp.image";
 const POLL_MS = 250;
+/** A service logs reply without `follow` that sends nothing for this long has sent everything. */
+const LOGS_QUIET_MS = 3000;
+/** How long an update may go unreported (no task to replace) before the new generation counts as converged. */
+const UNREPORTED_UPDATE_MS = 4000;
 /** How often a new generation moves to another port when something else holds its port. */
 const PORT_MOVES = 3;
 /** Engine calls that reach the registry: a push, and service writes (the nodes then pull). */
@@ -99,6 +112,7 @@ export class SwarmRuntime implements ContainerRuntime {
   private readonly constraints: string[];
   private readonly random: () => number;
   private readonly addresses = new Map<string, string>();
+  private readonly engine: string;
   private readonly remoteRegistry: RegistryClient | undefined;
 
   constructor(options: SwarmRuntimeOptions) {
@@ -116,6 +130,7 @@ export class SwarmRuntime implements ContainerRuntime {
       return base(input, { ...init, headers });
     };
     this.client = new DockerEngineClient(options.url, fetcher);
+    this.engine = engineId("swarm", options.url);
     this.local = new DockerRuntime({ url: options.url, fetch: fetcher, stopTimeoutSeconds: options.stopGraceSeconds });
     this.remoteRegistry = options.registryApi ? new RegistryClient(options.registryApi, options.registryAuth) : undefined;
     this.range = options.portRange ?? DEFAULT_PORT_RANGE;
@@ -155,9 +170,60 @@ export class SwarmRuntime implements ContainerRuntime {
   }
 
   async start(spec: InstanceSpec): Promise<Instance> {
-    const image = await this.pinned(spec.image);
     const port = await this.freePort();
-    const serviceSpec: ServiceSpec = {
+    const serviceSpec = this.serviceSpec(spec, await this.pinned(spec.image), port);
+    const { body } = await this.client.json<{ ID: string }>("POST", "/services/create", { json: serviceSpec });
+    return this.awaitGeneration(body.ID, port);
+  }
+
+  /**
+   * A service update to `spec` (image, variables, limits, health check, one replica) on a new
+   * port: Swarm starts the new task before it stops the old one (start-first) and rolls the
+   * update back when the new task fails. Resolves once the new generation runs and Swarm has
+   * finished the update.
+   */
+  async replace(id: string, spec: InstanceSpec): Promise<Instance> {
+    const service = await this.service(id);
+    if (!service) return this.start(spec);
+    const port = await this.freePort();
+    const next = this.serviceSpec(spec, await this.pinned(spec.image), port);
+    // A service keeps its name; the restart counter goes on from where it is.
+    next.Name = service.Spec.Name;
+    if (service.Spec.TaskTemplate.ForceUpdate !== undefined) next.TaskTemplate.ForceUpdate = service.Spec.TaskTemplate.ForceUpdate;
+    service.Spec = next;
+    await this.write(service);
+    return this.converged(service, await this.awaitGeneration(service.ID, port));
+  }
+
+  /**
+   * Back to the spec before the last update (stopped when it was stopped), as a new generation on
+   * a fresh port (the previous generation's port may still be held by its task on the node),
+   * unless Swarm's own rollback already did that; waits until it runs again.
+   */
+  async revert(id: string): Promise<void> {
+    const service = await this.service(id);
+    if (!service) return;
+    const previous = service.PreviousSpec;
+    if (service.UpdateStatus?.State?.startsWith("rollback") || !previous) {
+      const port = service.Spec.EndpointSpec.Ports[0]?.PublishedPort;
+      if (service.Spec.Mode.Replicated.Replicas > 0 && port !== undefined) await this.awaitGeneration(service.ID, port);
+      return;
+    }
+    if (previous.Mode.Replicated.Replicas === 0) {
+      service.Spec = previous;
+      await this.write(service);
+      await this.until(async () => !anyTaskActive(await this.tasks(service.ID)), "the instance to stop");
+      return;
+    }
+    await this.update(id, (spec) => {
+      for (const key of Object.keys(spec)) delete spec[key];
+      Object.assign(spec, previous);
+    });
+  }
+
+  /** The service spec of an instance: `image` by digest, published on `port` (its generation). */
+  private serviceSpec(spec: InstanceSpec, image: string, port: number): ServiceSpec {
+    return {
       Name: spec.name,
       Labels: { ...spec.labels, [IMAGE_LABEL]: spec.image },
       TaskTemplate: {
@@ -171,9 +237,10 @@ export class SwarmRuntime implements ContainerRuntime {
           CapabilityDrop: ["ALL"],
           CapabilityAdd: ["CAP_CHOWN", "CAP_SETUID", "CAP_SETGID", "CAP_NET_BIND_SERVICE"],
           StopGracePeriod: this.grace * 1e9,
+          ...(spec.healthCheck ? { Healthcheck: taskHealthcheck(spec.healthCheck, spec.port) } : {}),
         },
         Resources: {
-          Limits: { NanoCPUs: Math.round(spec.limits.cpus * 1e9), MemoryBytes: spec.limits.memoryBytes, Pids: 256 },
+          Limits: { NanoCPUs: Math.round(spec.limits.cpus * 1e9), MemoryBytes: spec.limits.memoryBytes, Pids: spec.limits.pids ?? 256 },
           // Reserving the plan's memory makes the scheduler keep the sums the capacity check reads.
           Reservations: { MemoryBytes: spec.limits.memoryBytes },
         },
@@ -181,12 +248,11 @@ export class SwarmRuntime implements ContainerRuntime {
         Placement: { Constraints: this.constraints },
       },
       Mode: { Replicated: { Replicas: 1 } },
-      UpdateConfig: { Parallelism: 1, Order: "start-first", FailureAction: "rollback", Monitor: 5e9 },
+      // The Worker probes the new task itself; the monitor period only has to catch a task that dies at once.
+      UpdateConfig: { Parallelism: 1, Order: "start-first", FailureAction: "rollback", Monitor: 2e9 },
       RollbackConfig: { Parallelism: 1, Order: "start-first", FailureAction: "pause" },
       EndpointSpec: endpoint(spec.port, port),
     };
-    const { body } = await this.client.json<{ ID: string }>("POST", "/services/create", { json: serviceSpec });
-    return this.awaitGeneration(body.ID, port);
   }
 
   async inspect(id: string): Promise<InstanceState | null> {
@@ -196,8 +262,8 @@ export class SwarmRuntime implements ContainerRuntime {
     const port = service.Spec.EndpointSpec.Ports[0]?.PublishedPort;
     if (service.Spec.Mode.Replicated.Replicas === 0 || port === undefined) return { id: service.ID, running: false, url: null, image };
     const outcome = generationOutcome(await this.tasks(service.ID), port);
-    const url = outcome.kind === "running" ? await this.urlOf(outcome.task, port) : null;
-    return { id: service.ID, running: url !== null, url, image };
+    const address = outcome.kind === "running" ? await this.addressOf(outcome.task, port) : null;
+    return address ? { id: service.ID, running: true, url: addressUrl(address), address, image } : { id: service.ID, running: false, url: null, image };
   }
 
   /** A forced update onto a new port: Swarm starts the new task before stopping the old. */
@@ -255,9 +321,27 @@ export class SwarmRuntime implements ContainerRuntime {
   /** Every task's output (tasks on any node), the last `tail` lines; a missing service has none. */
   async logs(id: string, options: { tail?: number } = {}): Promise<string> {
     const tail = options.tail === undefined ? "all" : String(Math.max(0, Math.floor(options.tail)));
-    const res = await this.client.request("GET", `/services/${seg(id)}/logs`, { query: { stdout: "1", stderr: "1", tail }, accept: [404] });
-    const body = new Uint8Array(await res.arrayBuffer());
+    const res = await this.client.request("GET", `/services/${seg(id)}/logs`, { query: { stdout: "1", stderr: "1", tail }, accept: [404], untimed: true });
+    const body = await readQuietEnd(res.body);
     return res.ok ? demultiplexLogs(body) : "";
+  }
+
+  /**
+   * Every task's output as timestamped lines (`/services/{id}/logs`, tasks on any node); with
+   * `follow`, lines as they are printed until `signal` aborts. Null for a missing service.
+   */
+  async logLines(id: string, options: LogOptions = {}): Promise<AsyncIterable<LogLine> | null> {
+    const res = await this.client.request("GET", `/services/${seg(id)}/logs`, {
+      query: serviceLogQuery(options),
+      accept: [404],
+      ...(options.follow ? { untimed: true } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (res.status === 404) {
+      await res.arrayBuffer();
+      return null;
+    }
+    return decodeLines(res.body, options.signal);
   }
 
   /** Whether a plan's memory fits on some ready node, from `/nodes` and the running reservations. */
@@ -283,7 +367,31 @@ export class SwarmRuntime implements ContainerRuntime {
     change(service.Spec);
     this.publish(service.Spec, port);
     await this.write(service);
-    return this.awaitGeneration(service.ID, port);
+    return this.converged(service, await this.awaitGeneration(service.ID, port));
+  }
+
+  /**
+   * `instance` once the update written over `before` has finished (its monitor period passed with
+   * no failure), so nothing rolls it back later; a rollback by Swarm meanwhile is an error (the
+   * service runs its previous spec again, and the proxy follows it there).
+   */
+  private async converged(before: ServiceJson, instance: Instance): Promise<Instance> {
+    const deadline = Date.now() + this.startTimeoutMs;
+    // A service that had no task to replace (scaled to 0) may report no update at all.
+    const unreported = Date.now() + UNREPORTED_UPDATE_MS;
+    for (;;) {
+      const service = await this.service(before.ID);
+      if (!service) throw new RuntimeUnavailableError(`The swarm has no service ${before.ID}.`);
+      const status = service.UpdateStatus;
+      const fresh = status?.StartedAt !== undefined && status.StartedAt !== before.UpdateStatus?.StartedAt;
+      if (fresh && status?.State === "completed") return instance;
+      if (fresh && status?.State && status.State !== "updating" && status.State !== "completed") {
+        throw new RuntimeUnavailableError(`The swarm did not keep the update (${status.State}): ${status.Message ?? "no reason given"}`);
+      }
+      if (!fresh && Date.now() > unreported) return instance;
+      if (Date.now() > deadline) throw new RuntimeUnavailableError("The swarm did not finish the update in time.");
+      await sleep(POLL_MS);
+    }
   }
 
   /** Publishes the service on another port than `taken` (a new generation of the same spec). */
@@ -321,8 +429,8 @@ export class SwarmRuntime implements ContainerRuntime {
         continue;
       }
       if (outcome.kind === "running") {
-        const url = await this.urlOf(outcome.task, port);
-        if (url) return { id: serviceId, url };
+        const address = await this.addressOf(outcome.task, port);
+        if (address) return { id: serviceId, url: addressUrl(address), address };
       }
       if (outcome.kind === "exited") throw new InstanceExitedError(serviceId, outcome.exitCode);
       if (outcome.kind === "refused") throw new RuntimeUnavailableError(`The swarm could not run the instance: ${outcome.reason}`);
@@ -341,7 +449,7 @@ export class SwarmRuntime implements ContainerRuntime {
     }
   }
 
-  private async urlOf(task: SwarmTask, port: number): Promise<string | null> {
+  private async addressOf(task: SwarmTask, port: number): Promise<InstanceAddress | null> {
     if (!task.NodeID) return null;
     let address = this.addresses.get(task.NodeID);
     if (!address) {
@@ -351,7 +459,7 @@ export class SwarmRuntime implements ContainerRuntime {
       // Kept for this runtime object's life (one request or job): a node's address rarely changes.
       this.addresses.set(task.NodeID, address);
     }
-    return `http://${address.includes(":") && !address.startsWith("[") ? `[${address}]` : address}:${port}`;
+    return { engine: this.engine, node: address, port };
   }
 
   /** The registry reference by digest of an image built here, e.g. `reg/cp-app-1:d1@sha256:…`. */
@@ -388,6 +496,53 @@ export class SwarmRuntime implements ContainerRuntime {
 
   private async drain(pending: Promise<Response>): Promise<void> {
     await (await pending).arrayBuffer();
+  }
+}
+
+/**
+ * A service logs body read to its end, or until it has been quiet for LOGS_QUIET_MS: the manager
+ * gathers the lines from every task's node and, on Docker 20.10, may keep the reply open after
+ * the last one even without `follow`.
+ */
+async function readQuietEnd(body: ReadableStream<Uint8Array> | null): Promise<Uint8Array> {
+  if (!body) return new Uint8Array(0);
+  const reader = body.getReader();
+  const parts: Uint8Array[] = [];
+  try {
+    for (;;) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const quiet = new Promise<"quiet">((resolve) => (timer = setTimeout(() => resolve("quiet"), LOGS_QUIET_MS)));
+      const next = await Promise.race([reader.read(), quiet]).finally(() => clearTimeout(timer));
+      if (next === "quiet" || next.done) break;
+      parts.push(next.value);
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    all.set(p, at);
+    at += p.length;
+  }
+  return all;
+}
+
+async function* decodeLines(body: ReadableStream<Uint8Array> | null, signal?: AbortSignal): AsyncIterable<LogLine> {
+  if (!body) return;
+  const decoder = new ServiceLogDecoder();
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      yield* decoder.push(value);
+    }
+    yield* decoder.flush();
+  } catch (error) {
+    if (!signal?.aborted) throw error;
+  } finally {
+    await reader.cancel().catch(() => undefined);
   }
 }
 

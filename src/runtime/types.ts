@@ -5,6 +5,12 @@
  * `docker.ts`; every adapter passes the conformance suite in `test/runtime/conformance.ts`.
  */
 
+/** The inclusive range of host ports instances publish on (INSTANCE_PORT_RANGE), e.g. 20000-29999. */
+export interface PortRange {
+  first: number;
+  last: number;
+}
+
 /** Memory and CPU given to one instance; from the app's plan. */
 export interface InstanceLimits {
   memoryBytes: number;
@@ -68,10 +74,27 @@ export interface InstanceSpec {
   healthCheck?: HealthCheckSpec;
 }
 
+/**
+ * Where an instance's HTTP port answers, independent of how the Worker gets there: the engine
+ * that runs it, the address of the machine (node) it runs on, and the host port it is published
+ * on there. On one engine the node is the engine's own host; on a swarm it is the node that runs
+ * the task now (it changes when the swarm reschedules the instance). The proxy reaches it directly
+ * (`http://<node>:<port>`) or through the node proxy on that machine (src/routing/instance-target.ts).
+ */
+export interface InstanceAddress {
+  /** The engine, as `<kind>:<host of RUNTIME_URL>`, e.g. `swarm:engine.example.net` (see `engineId`). */
+  engine: string;
+  /** The node's address or host name, e.g. `10.0.0.2` or `node2.example.net`. */
+  node: string;
+  port: number;
+}
+
 export interface Instance {
   id: string;
-  /** Base URL at which the Worker reaches the instance's HTTP port, e.g. `http://127.0.0.1:32768`. */
+  /** Base URL at which the Worker reaches the instance's HTTP port directly, e.g. `http://127.0.0.1:32768`. */
   url: string;
+  /** The same place as engine, node and port (adapters that know them set it). */
+  address?: InstanceAddress;
 }
 
 export interface InstanceState {
@@ -79,7 +102,20 @@ export interface InstanceState {
   running: boolean;
   /** Where the port is reachable now; null while not running. */
   url: string | null;
+  /** The same place as engine, node and port; absent while not running. */
+  address?: InstanceAddress;
   image: string;
+}
+
+/** The engine part of an instance address: the adapter's kind and the host of its Engine API URL. */
+export function engineId(kind: "docker" | "swarm", engineUrl: string): string {
+  return `${kind}:${new URL(engineUrl).host}`;
+}
+
+/** The direct URL of an address (`http://<node>:<port>`, IPv6 nodes in brackets). */
+export function addressUrl(address: Pick<InstanceAddress, "node" | "port">): string {
+  const node = address.node.includes(":") && !address.node.startsWith("[") ? `[${address.node}]` : address.node;
+  return `http://${node}:${address.port}`;
 }
 
 /** One line of an instance's own output, as the engine timestamps it. */
@@ -208,4 +244,16 @@ export interface ContainerRuntime {
   ensureNetwork?(name: string, labels: Record<string, string>): Promise<void>;
   /** Removes a network (its instances removed first); a missing one is fine. */
   removeNetwork?(name: string): Promise<void>;
+  /**
+   * Runs `spec` in place of instance `id`, keeping its id, where the engine switches generations
+   * itself (Swarm: a service update, the new task started before the old one stops). Resolves once
+   * the new generation runs (its address is new); InstanceExitedError as for start. The launch path
+   * (src/apps/launch.ts) uses it, when present, instead of start + remove. A missing `id`: a new
+   * instance is started as by `start`.
+   */
+  replace?(id: string, spec: InstanceSpec): Promise<Instance>;
+  /** Puts instance `id` back on what it ran before the last `replace` (a new generation that did not answer). */
+  revert?(id: string): Promise<void>;
+  /** Whether a plan's memory fits on the engine's machines now (checked before an app's first deploy). */
+  capacity?(memoryBytes: number): Promise<{ fits: true } | { fits: false; message: string }>;
 }

@@ -4,6 +4,7 @@ import { appController } from "../../src/apps/app-controller";
 import { APP_ID_LABEL, launchAndSwitch } from "../../src/apps/launch";
 import { getApp, updateApp } from "../../src/apps/store";
 import { runtimeFromUrl } from "../../src/runtime";
+import type { ContainerRuntime, InstanceSpec } from "../../src/runtime/types";
 import { addOneMonth } from "../../src/billing/period";
 import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
 
@@ -137,6 +138,71 @@ describe("launchAndSwitch", () => {
     expect(lines.at(-1)).toMatch(/^Not switched: a newer change to the app took over while this instance started\. Instance \w{12} was removed; nothing changed\.$/);
     expect((await getApp(env, app.id))!.instanceId).toBe(row.instanceId);
     expect(await runtime.instances({ [APP_ID_LABEL]: app.id })).toEqual([row.instanceId]);
+    await appController(env, app.id).delete({ appId: app.id, now: Date.now() });
+  });
+});
+
+describe("launchAndSwitch on an engine that switches generations itself (Swarm's `replace`)", () => {
+  /**
+   * The fake engine's adapter plus `replace`/`revert` as a swarm adapter offers them: replace runs
+   * the new spec and answers under the replaced instance's id; every call is recorded.
+   */
+  function inPlaceRuntime() {
+    const base = runtimeFromUrl(env.RUNTIME_URL)!;
+    const calls: string[] = [];
+    const runtime: ContainerRuntime = Object.assign(Object.create(base) as ContainerRuntime, {
+      replace: async (id: string, spec: InstanceSpec) => {
+        calls.push(`replace ${id}`);
+        const started = await base.start(spec);
+        calls.push(`(new generation ${started.id})`);
+        return { ...started, id };
+      },
+      revert: async (id: string) => void calls.push(`revert ${id}`),
+      remove: async (id: string, options?: { graceSeconds?: number }) => {
+        calls.push(`remove ${id}`);
+        await base.remove(id, options);
+      },
+    });
+    return { runtime, calls, base };
+  }
+
+  it("replaces the current instance in place and removes nothing; one that does not answer is reverted, not removed", async () => {
+    const client = await signedUpClient();
+    const repository = await publishRepository(unique("repo"), httpdFiles("<p>x</p>"));
+    const app = await client.json<AppJson>("POST", "/console/api/apps", { name: "Web", repository, subdomain: unique("inplace") });
+    await client.json("POST", `/console/api/apps/${app.id}/deploy`);
+    await waitForDeploy(client, app.id);
+    const row = (await getApp(env, app.id))!;
+    const { runtime, calls, base } = inPlaceRuntime();
+    const spec = { appId: app.id, image: row.image!, port: row.port!, portReason: row.portReason ?? "", plan: "lite" as const, env: {}, deployId: row.liveDeployId! };
+    const lines: string[] = [];
+    const switched = await launchAndSwitch({
+      runtime,
+      replaces: row.instanceId,
+      spec,
+      probeTimeoutSeconds: 10,
+      retire: { drainSeconds: 2, graceSeconds: 1 },
+      log: async (text) => void lines.push(text),
+      switchTo: async () => ({ switched: true, replaced: { instanceId: row.instanceId, image: null, serving: true } }),
+    });
+    expect(switched).toMatchObject({ ok: true, instance: { id: row.instanceId } });
+    expect(calls.filter((c) => !c.startsWith("("))).toEqual([`replace ${row.instanceId}`]);
+    expect(lines.at(-1)).toBe(`Previous generation of instance ${row.instanceId!.slice(0, 12)} stopped by the engine`);
+
+    calls.length = 0;
+    const failed = await launchAndSwitch({
+      runtime,
+      replaces: row.instanceId,
+      // Nothing listens on this port inside the instance: the probe fails.
+      spec: { ...spec, port: 9, portReason: "test" },
+      probeTimeoutSeconds: 2,
+      retire: { drainSeconds: 2, graceSeconds: 1 },
+      switchTo: async () => ({ switched: false, reason: "never reached" }),
+    });
+    expect(failed).toMatchObject({ ok: false, kind: "probe_failed" });
+    expect(calls.filter((c) => !c.startsWith("("))).toEqual([`replace ${row.instanceId}`, `revert ${row.instanceId}`]);
+    // The stand-in's extra containers are this test's to remove.
+    for (const id of await base.instances({ [APP_ID_LABEL]: app.id })) if (id !== row.instanceId) await base.remove(id);
     await appController(env, app.id).delete({ appId: app.id, now: Date.now() });
   });
 });

@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CAP_DROP, MAX_RESTARTS } from "../../src/runtime/instance-settings";
-import { type ContainerRuntime, InstanceExitedError, type InstanceSpec, PortTakenError } from "../../src/runtime/types";
+import { type ContainerRuntime, InstanceExitedError, type InstanceSpec, PortTakenError, addressUrl } from "../../src/runtime/types";
 import * as img from "./images";
 import { tarStream } from "./tar";
 
@@ -126,7 +126,61 @@ export function describeRuntimeConformance(name: string, setup: () => Promise<Ru
       expect(instance.url).toMatch(/^http:\/\/[^/]+:\d+$/);
       expect(await waitForText(instance.url)).toContain(img.PAGE_TEXT);
       const state = await runtime.inspect(instance.id);
-      expect(state).toEqual({ id: instance.id, running: true, url: instance.url, image: tag("web") });
+      expect(state).toEqual({ id: instance.id, running: true, url: instance.url, address: instance.address, image: tag("web") });
+    });
+
+    it("an instance is addressed by engine, node and port, the same place as its URL", async () => {
+      const instance = await start(tag("web"));
+      expect(instance.address).toMatchObject({ engine: expect.stringMatching(/^(docker|swarm):\S+$/), node: expect.any(String), port: expect.any(Number) });
+      expect(addressUrl(instance.address!)).toBe(instance.url);
+    });
+
+    it("replace (where the engine switches itself) runs the new spec under the same id at a new address; revert goes back", async (ctx) => {
+      if (!runtime.replace || !runtime.revert) return ctx.skip();
+      const first = await start(tag("web"), { [img.GREETING_VAR]: "first" });
+      expect(await waitForText(`${first.url}/cgi-bin/env`)).toContain(`${img.GREETING_VAR}=first`);
+      const second = await runtime.replace(first.id, { ...spec(tag("web"), { [img.GREETING_VAR]: "second" }), name: "ignored-by-replace" });
+      expect(second.id).toBe(first.id);
+      expect(second.url).not.toBe(first.url);
+      expect(await waitForText(`${second.url}/cgi-bin/env`)).toContain(`${img.GREETING_VAR}=second`);
+      expect(await runtime.inspect(first.id)).toMatchObject({ running: true, url: second.url });
+      await runtime.revert(first.id);
+      const back = await runtime.inspect(first.id);
+      expect(back).toMatchObject({ running: true });
+      expect(await waitForText(`${back!.url}/cgi-bin/env`)).toContain(`${img.GREETING_VAR}=first`);
+    });
+
+    it("replace of a stopped instance runs it again", async (ctx) => {
+      if (!runtime.replace) return ctx.skip();
+      const first = await start(tag("web"));
+      await runtime.stop(first.id);
+      const again = await runtime.replace(first.id, spec(tag("web"), { [img.GREETING_VAR]: "after stop" }));
+      expect(again.id).toBe(first.id);
+      expect(await waitForText(`${again.url}/cgi-bin/env`)).toContain(`${img.GREETING_VAR}=after stop`);
+    });
+
+    it("logLines gives timestamped lines with their stream, tail limits them, follow yields until aborted", async (ctx) => {
+      if (!runtime.logLines) return ctx.skip();
+      const before = Date.now() - 1000;
+      const instance = await start(tag("web"));
+      await waitFor(async () => (await runtime.logs(instance.id)).includes(img.STDERR_LINE), "both log lines");
+      const all: { at: number; stream: string; text: string }[] = [];
+      for await (const line of (await runtime.logLines(instance.id))!) all.push(line);
+      expect(all).toEqual(expect.arrayContaining([expect.objectContaining({ stream: "stdout", text: img.STARTED_LINE }), expect.objectContaining({ stream: "stderr", text: img.STDERR_LINE })]));
+      for (const line of all) expect(line.at).toBeGreaterThanOrEqual(before);
+      const last: unknown[] = [];
+      for await (const line of (await runtime.logLines(instance.id, { tail: 1 }))!) last.push(line);
+      expect(last).toHaveLength(1);
+      // Following: a request to the page makes httpd print nothing, so the stream stays open until aborted.
+      const abort = new AbortController();
+      const followed: string[] = [];
+      const reading = (async () => {
+        for await (const line of (await runtime.logLines!(instance.id, { follow: true, signal: abort.signal }))!) followed.push(line.text);
+      })();
+      await waitFor(async () => followed.includes(img.STDERR_LINE), "the followed lines");
+      abort.abort();
+      await reading;
+      expect(await runtime.logLines(`cp-conformance-no-such-${run}`)).toBeNull();
     });
 
     it("the app's variables reach the process and no PORT is set", async () => {

@@ -2,7 +2,8 @@
  * The Swarm adapter passes the runtime conformance suite on a single-node swarm whose registry
  * wants credentials: the adapter signs in with X-Registry-Auth, and without them a push is refused.
  */
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { promisify } from "node:util";
 import { readFile } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { SwarmRuntime } from "../../src/runtime/swarm";
@@ -12,6 +13,7 @@ import * as img from "../runtime/images";
 import { tarStream } from "../runtime/tar";
 import { type TestSwarm, startSwarm } from "./swarm-env";
 
+const run = promisify(execFile);
 const registryAuth = { username: "cp", password: `pw-${Math.random().toString(36).slice(2)}` };
 let pending: Promise<TestSwarm> | undefined;
 const swarm = () => (pending ??= startSwarm({ name: "cpss", nodes: 1, subnet: "10.77.1", registryAuth }));
@@ -84,7 +86,7 @@ describe("Docker Swarm, one node: a port held by another program", () => {
   it("moves the instance to another port of the range", async () => {
     const s = await swarm();
     // Random 0: the adapter's first choice is the range's first port, which a listener on the node holds.
-    const runtime = new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryAuth, stopGraceSeconds: 1, portRange: { min: 21000, max: 21009 }, random: () => 0 });
+    const runtime = new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryAuth, stopGraceSeconds: 1, portRange: { first: 21000, last: 21009 }, random: () => 0 });
     const holder = spawn("nsenter", ["--net=/var/run/netns/cpss1", "/bin/busybox", "nc", "-l", "-p", "21000"], { stdio: "ignore" });
     const tag = `cp-conformance-held-${Date.now().toString(36)}:1`;
     let id: string | undefined;
@@ -98,6 +100,35 @@ describe("Docker Swarm, one node: a port held by another program", () => {
       expect(await res.text()).toContain(img.PAGE_TEXT);
     } finally {
       holder.kill();
+      if (id) await runtime.remove(id);
+      await runtime.removeImage(tag);
+    }
+  });
+});
+
+describe("Docker Swarm, one node: the app's health check as the task's own", () => {
+  it("passes the check on as the task's Healthcheck; the task counts as running once healthy", async () => {
+    const s = await swarm();
+    const runtime = new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryAuth, stopGraceSeconds: 1 });
+    // The check runs with the image's shell and wget: busybox installs both.
+    const context = img.conformanceContext(await readFile("/bin/busybox")).map((entry) =>
+      entry.name === img.DOCKERFILES.web ? { ...entry, data: String(entry.data).replace("COPY busybox /bin/busybox", 'COPY busybox /bin/busybox\nRUN ["/bin/busybox", "--install", "-s", "/bin"]') } : entry,
+    );
+    const tag = `cp-conformance-health-${Date.now().toString(36)}:1`;
+    let id: string | undefined;
+    try {
+      expect((await runtime.build({ context: tarStream(context), dockerfile: img.DOCKERFILES.web, tag })).ok).toBe(true);
+      const check = { path: "/index.html", expect: "2xx-3xx" as const, timeoutSeconds: 2, graceSeconds: 0, intervalSeconds: 1, retries: 2 };
+      const instance = await runtime.start({ image: tag, name: `cp-conformance-health-${Date.now().toString(36)}`, labels: { "cp-conformance": "health" }, env: {}, port: img.PORT, limits: { memoryBytes: 64 * 1024 * 1024, cpus: 0.5 }, healthCheck: check });
+      id = instance.id;
+      const docker = (...args: string[]) => run("docker", ["-H", `unix://${s.managerSock}`, ...args]).then((r) => r.stdout.trim());
+      const test = JSON.parse(await docker("service", "inspect", instance.id, "--format", "{{json .Spec.TaskTemplate.ContainerSpec.Healthcheck.Test}}")) as string[];
+      expect(test[0]).toBe("CMD-SHELL");
+      expect(test[1]).toContain("'http://127.0.0.1:8080/index.html'");
+      const container = await docker("ps", "-q", "--filter", `label=com.docker.swarm.service.id=${instance.id}`);
+      expect(await docker("inspect", "--format", "{{.State.Health.Status}}", container)).toBe("healthy");
+      expect(await (await fetch(instance.url)).text()).toContain(img.PAGE_TEXT);
+    } finally {
       if (id) await runtime.remove(id);
       await runtime.removeImage(tag);
     }

@@ -5,8 +5,8 @@ import { ROUTE_TTL_MS, RouteCache } from "../../src/routing/route-cache";
 // Issue 12, "Serving apps": a running app's route is remembered for less than the old instance
 // drains after a switch, so a remembered address still reaches an instance of the app.
 describe("RouteCache", () => {
-  const a = { appId: "a", instanceUrl: "http://127.0.0.1:32768" };
-  const b = { appId: "b", instanceUrl: "http://127.0.0.1:32769" };
+  const a = { appId: "a", instanceId: "c1", instanceUrl: "http://127.0.0.1:32768", engine: "docker:127.0.0.1:2375", node: "127.0.0.1", port: 32768 };
+  const b = { appId: "b", instanceId: "c2", instanceUrl: "http://127.0.0.1:32769", engine: null, node: null, port: null };
 
   it("remembers a route for less time than the old instance drains", () => {
     expect(ROUTE_TTL_MS).toBeLessThan(MIN_DRAIN_SECONDS * 1000);

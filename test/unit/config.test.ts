@@ -51,7 +51,9 @@ describe("parseConfig", () => {
       RUNTIME_BUILDER: "auto",
       REGISTRY: "",
       REGISTRY_API_URL: "",
-      INSTANCE_PORT_RANGE: { min: 20000, max: 29999 },
+      INSTANCE_PORT_RANGE: { first: 20000, last: 29999 },
+      NODE_PROXY_URL: "",
+      SWARM_CONSTRAINTS: [],
     });
   });
 
@@ -95,8 +97,8 @@ describe("parseConfig", () => {
   });
 
   it.each([
-    ["21000-21009", { min: 21000, max: 21009 }],
-    [" 30000-30000 ", { min: 30000, max: 30000 }],
+    ["21000-21009", { first: 21000, last: 21009 }],
+    [" 30000-30000 ", { first: 30000, last: 30000 }],
   ])("reads INSTANCE_PORT_RANGE %j", (raw, range) => {
     expect(parseConfig({ ...secrets, INSTANCE_PORT_RANGE: raw }).INSTANCE_PORT_RANGE).toEqual(range);
   });

@@ -4,6 +4,7 @@
  * the deploy is refused with a clear sentence and no charge.
  */
 import { describe, expect, it } from "vitest";
+import { capacityRefusal } from "../../src/apps/controls";
 import { type NodeCapacity, type TaskReservation, checkCapacity } from "../../src/runtime/capacity";
 
 const MiB = 1024 * 1024;
@@ -37,5 +38,19 @@ describe("checkCapacity", () => {
     } else {
       expect(verdict).toEqual(expected);
     }
+  });
+});
+
+describe("capacityRefusal (the first deploy's gate)", () => {
+  const full = { capacity: async () => ({ fits: false as const, message: "The app cannot be placed: no room." }) };
+  const room = { capacity: async () => ({ fits: true as const }) };
+  it.each([
+    ["no engine", null, { liveDeployId: null }, null],
+    ["an engine that reports no capacity (one Docker engine)", {}, { liveDeployId: null }, null],
+    ["first deploy, room left", room, { liveDeployId: null }, null],
+    ["first deploy, no room: refused with the engine's sentence", full, { liveDeployId: null }, { outcome: "refused", code: "INSUFFICIENT_CAPACITY", message: "The app cannot be placed: no room." }],
+    ["a later deploy is not checked", full, { liveDeployId: "d1" }, null],
+  ])("%s", async (_name, runtime, app, refusal) => {
+    expect(await capacityRefusal(runtime, app, 256 * MiB)).toEqual(refusal);
   });
 });

@@ -28,6 +28,9 @@ describe("engine settings", () => {
     ["registry credentials in pairs", { REGISTRY_USERNAME: "ci", REGISTRY_PASSWORD: "pw" }],
     ["another port range", { INSTANCE_PORT_RANGE: "30000-30999" }],
     ["a registry API over https", { REGISTRY_API_URL: "https://registry.example.net/" }],
+    ["a node proxy naming the node", { NODE_PROXY_URL: "https://{node}" }],
+    ["a node proxy with a port", { NODE_PROXY_URL: "https://proxy-{node}:8443/" }],
+    ["placement constraints", { SWARM_CONSTRAINTS: "node.labels.apps==on, node.role!=manager" }],
   ] as [string, Record<string, unknown>][])("accepts %s", (_name, vars) => {
     expect(() => parseConfig({ ...secrets, ...vars })).not.toThrow();
   });
@@ -45,6 +48,11 @@ describe("engine settings", () => {
     ["a registry API over plain http to another machine", { REGISTRY_API_URL: "http://registry.example.net" }, /REGISTRY_API_URL must be an https address/],
     ["a port range upside down", { INSTANCE_PORT_RANGE: "29999-20000" }, /INSTANCE_PORT_RANGE must be <first>-<last>/],
     ["a port range over privileged ports", { INSTANCE_PORT_RANGE: "80-9000" }, /INSTANCE_PORT_RANGE must be/],
+    ["a node proxy over plain http", { NODE_PROXY_URL: "http://{node}" }, /NODE_PROXY_URL must be an https URL whose host names the node as \{node\}/],
+    ["a node proxy that does not name the node", { NODE_PROXY_URL: "https://proxy.example.net" }, /NODE_PROXY_URL must be/],
+    ["a node proxy with a path", { NODE_PROXY_URL: "https://{node}/apps" }, /NODE_PROXY_URL must be/],
+    ["a constraint that is not one", { SWARM_CONSTRAINTS: "node.labels.apps" }, /SWARM_CONSTRAINTS must be comma-separated placement constraints such as node.labels.apps==on, got "node.labels.apps"/],
+    ["a constraint with a shell in it", { SWARM_CONSTRAINTS: "node.role==$(id)" }, /SWARM_CONSTRAINTS must be/],
   ] as [string, Record<string, unknown>, RegExp][])("refuses %s", (_name, vars, message) => {
     expect(() => parseConfig({ ...secrets, ...vars })).toThrow(message);
   });

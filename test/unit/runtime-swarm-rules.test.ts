@@ -12,7 +12,9 @@ import {
   pushResult,
   registryAuthHeader,
   splitReference,
+  shellQuote,
   swarmProblems,
+  taskHealthcheck,
 } from "../../src/runtime/swarm-rules";
 
 const task = (port: number, state: string, extra: Partial<SwarmTask> = {}, desired = "running"): SwarmTask => ({
@@ -47,7 +49,7 @@ describe("generationOutcome", () => {
 });
 
 describe("pickPort", () => {
-  const range = { min: 20000, max: 20003 };
+  const range = { first: 20000, last: 20003 };
   it.each([
     ["the random start when free", [], 0, 20000],
     ["the next free one after a taken start", [20000, 20001], 0, 20002],
@@ -59,7 +61,7 @@ describe("pickPort", () => {
 
   it("never leaves the range, whatever the random source and ports in use", () => {
     for (let i = 0; i < 200; i++) {
-      const port = pickPort([20000, 29999, 1234], { min: 20000, max: 29999 }, () => i / 200)!;
+      const port = pickPort([20000, 29999, 1234], { first: 20000, last: 29999 }, () => i / 200)!;
       expect(port).toBeGreaterThanOrEqual(20000);
       expect(port).toBeLessThanOrEqual(29999);
       expect([20000, 29999]).not.toContain(port);
@@ -119,4 +121,34 @@ describe("swarmProblems (the start-up report)", () => {
     expect(problems).toHaveLength(expected.length);
     expected.forEach((pattern, i) => expect(problems[i]).toMatch(pattern));
   });
+});
+
+describe("taskHealthcheck (the app's health check as the task's own)", () => {
+  const check = { path: "/healthz", expect: "2xx-3xx" as const, timeoutSeconds: 3, graceSeconds: 10, intervalSeconds: 30, retries: 3 };
+  it("probes the port inside the instance, with the intervals in nanoseconds", () => {
+    expect(taskHealthcheck(check, 8080)).toEqual({
+      Test: ["CMD-SHELL", "wget -q -O /dev/null 'http://127.0.0.1:8080/healthz' || curl -fsS -o /dev/null 'http://127.0.0.1:8080/healthz' || exit 1"],
+      Interval: 30e9,
+      Timeout: 3e9,
+      StartPeriod: 10e9,
+      Retries: 3,
+    });
+  });
+  it("`any` passes on any HTTP answer", () => {
+    expect(taskHealthcheck({ ...check, expect: "any" }, 3000).Test[1]).toBe(
+      "wget -S -O /dev/null 'http://127.0.0.1:3000/healthz' 2>&1 | grep -q 'HTTP/' || curl -sS -o /dev/null 'http://127.0.0.1:3000/healthz' || exit 1",
+    );
+  });
+  it.each([
+    ["a quote cannot end the quoting", "/a'; rm -rf / #", "'http://127.0.0.1:80/a'\\''; rm -rf / #'"],
+    ["$() stays text inside single quotes", "/$(id)", "'http://127.0.0.1:80/$(id)'"],
+    ["a path without its slash gets one", "ping", "'http://127.0.0.1:80/ping'"],
+  ])("%s", (_name, path, quoted) => {
+    expect(taskHealthcheck({ ...check, path }, 80).Test[1]).toContain(`-O /dev/null ${quoted} ||`);
+  });
+  it.each([
+    ["a", "'a'"],
+    ["it's", "'it'\\''s'"],
+    ["", "''"],
+  ])("shellQuote(%j) = %s", (text, quoted) => expect(shellQuote(text)).toBe(quoted));
 });
