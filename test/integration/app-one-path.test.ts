@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { appController } from "../../src/apps/app-controller";
 import { APP_ID_LABEL, launchAndSwitch } from "../../src/apps/launch";
+import { DEFAULT_HEALTH_CHECK } from "../../src/apps/health";
 import { getApp, updateApp } from "../../src/apps/store";
 import { runtimeFromUrl } from "../../src/runtime";
 import type { ContainerRuntime, InstanceSpec } from "../../src/runtime/types";
@@ -193,8 +194,8 @@ describe("launchAndSwitch on an engine that switches generations itself (Swarm's
     const failed = await launchAndSwitch({
       runtime,
       replaces: row.instanceId,
-      // Nothing listens on this port inside the instance: the probe fails.
-      spec: { ...spec, port: 9, portReason: "test" },
+      // Nothing listens on this port inside the instance: the probe fails (no grace period to wait out).
+      spec: { ...spec, port: 9, portReason: "test", healthCheck: { ...DEFAULT_HEALTH_CHECK, graceSeconds: 0 } },
       probeTimeoutSeconds: 2,
       retire: { drainSeconds: 2, graceSeconds: 1 },
       switchTo: async () => ({ switched: false, reason: "never reached" }),
