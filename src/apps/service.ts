@@ -1,4 +1,6 @@
 import type { z } from "zod";
+import { getConfig } from "../config";
+import { sealSourceToken } from "../source/token";
 import { generatedSubdomain } from "./contract/subdomain";
 import type { AppSettingsRequest, NewAppRequest } from "./settings";
 import { type AppRow, getApp, insertApp, isSubdomainTaken, updateAppSettings } from "./store";
@@ -64,7 +66,9 @@ export async function changeAppSettings(env: Env, app: AppRow, input: z.output<t
     subdomain = subdomain || generatedSubdomain(app.id);
     if (await isSubdomainTaken(env, subdomain, app.id)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
   }
-  const settings = Object.fromEntries(Object.entries({ ...sourceColumns(input), subdomain }).filter(([, value]) => value !== undefined));
+  const sourceToken =
+    input.source_token === undefined ? undefined : input.source_token === null ? null : await sealSourceToken(getConfig(env).ENV_ENCRYPTION_KEY, app.id, input.source_token);
+  const settings = Object.fromEntries(Object.entries({ ...sourceColumns(input), subdomain, sourceToken }).filter(([, value]) => value !== undefined));
   try {
     await updateAppSettings(env, app.id, settings);
   } catch (err) {
