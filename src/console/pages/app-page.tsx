@@ -11,6 +11,7 @@ import { type EnvPasteForm, type EnvRowsForm, EnvSection } from "./env-section";
 import type { Flash } from "./flash";
 import type { FieldErrors } from "./forms";
 import { Layout, type Viewer } from "./layout";
+import { PushSection, type PushSectionState } from "./push-section";
 
 /** Everything the app page shows. */
 export interface AppPageProps {
@@ -29,6 +30,8 @@ export interface AppPageProps {
   /** The Environment section's rows (as saved, or as typed with their messages) and paste box. */
   envRows: EnvRowsForm;
   envPaste?: EnvPasteForm;
+  /** The private repository and deploy-on-push section: a token error, or a secret just made. */
+  push?: PushSectionState;
 }
 
 /** The port the app is probed on and why (SPEC.md deployment contract 2), once a build told it. */
@@ -132,6 +135,7 @@ export function AppPage(props: AppPageProps) {
       <p class="visually-hidden" role="status" data-app-announce=""></p>
       <DomainsSection appId={app.id} csrfToken={viewer.csrfToken} locale={viewer.locale} {...props.domains} />
       <EnvSection app={app} csrfToken={viewer.csrfToken} rows={props.envRows} paste={props.envPaste} flash={props.flash} />
+      <PushSection app={app} csrfToken={viewer.csrfToken} state={props.push} />
       <section class="card" id="settings" aria-labelledby="settings-heading">
         <h2 id="settings-heading">Settings</h2>
         <p class="lead">The name changes at once; the source settings are used from the next deploy.</p>
