@@ -4,6 +4,8 @@
  * hooks registered on a repository, and serves a private repository only with its token.
  */
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commitFiles, createRepository } from "../../scripts/dev-forge";
@@ -83,6 +85,13 @@ describe("deploy on push", () => {
     expect(await hookStatuses(name)).toEqual([401, 202]);
     const history = await deploys(app.id);
     expect(history.map((d) => [d.kind, d.status])).toEqual([["push", "live"], ["deploy", "superseded"]]);
+
+    // The README's curl call, exactly as written, signed as GitHub signs: it deploys too.
+    const readme = readFileSync(join(__dirname, "../../README.md"), "utf8");
+    const snippet = /```sh\n(body='\{"ref"[\s\S]*?)```/.exec(readme)![1]!;
+    const { stdout: reply } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", snippet], { env: { ...process.env, WEBHOOK_URL: url, WEBHOOK_SECRET: secret } });
+    expect(JSON.parse(reply)).toMatchObject({ success: true, deployed: true, deploy: { kind: "push" } });
+    await until("the README's push deployed", async () => ((await deploys(app.id)).map((d) => d.status).join() === "live,superseded,superseded" ? true : undefined));
   });
 
   it("a push before the first Deploy is refused: nothing is built or charged", async () => {
