@@ -12,6 +12,9 @@ import { forgeOf } from "./forge";
 /** The associated-data name: not a valid variable name, so no variable's ciphertext can pass for it. */
 const PLACE = "@source_token";
 
+/** The red panel when the saved token does not open (its ENV_ENCRYPTION_KEY entry was removed, or it was sealed for another app). */
+export const SOURCE_TOKEN_UNREADABLE = "The saved access token can no longer be read (its encryption key is gone). Save the token again in the app's settings, then deploy.";
+
 export function sealSourceToken(keys: readonly EncryptionKey[], appId: string, token: string): Promise<SealedSecret> {
   return sealValue(keys, { appId, key: PLACE }, token);
 }

@@ -51,7 +51,10 @@ export const webhookRoutes = new Hono<AppEnv>().post(
     if (!isUuid(id)) throw notFound(NO_SUCH_APP);
     const appId = id.toLowerCase();
     const { now, uuid } = c.get("deps");
-    const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(`webhook:${appId}`));
+    const app = await getApp(c.env, appId);
+    if (!app) throw notFound(NO_SUCH_APP);
+    // Counted per existing app only, so made-up addresses leave no limiter state behind.
+    const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(`webhook:${app.id}`));
     const decision = await limiter.take({ now: now(), policy: WEBHOOK_RATE });
     if (!decision.allowed) {
       const wait = decision.retryAfterSeconds;
@@ -59,8 +62,6 @@ export const webhookRoutes = new Hono<AppEnv>().post(
         headers: { ...rateLimitHeaders(decision, WEBHOOK_RATE), "Retry-After": String(wait) },
       });
     }
-    const app = await getApp(c.env, appId);
-    if (!app) throw notFound(NO_SUCH_APP);
     const delivery = readDelivery((name) => c.req.header(name));
     const body = new Uint8Array(await c.req.arrayBuffer());
     const secret = app.webhookSecret ? await openWebhookSecret(c.env, app.id, app.webhookSecret) : "";

@@ -1,5 +1,6 @@
 import { env, exports as workerExports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { SOURCE_TOKEN_UNREADABLE } from "../../src/source/token";
 import { WEBHOOK_RATE } from "../../src/webhooks/route";
 import { PUSH_BEFORE_FIRST_DEPLOY } from "../../src/webhooks/push";
 import { signBody } from "../../src/webhooks/signature";
@@ -108,6 +109,19 @@ describe("source_token (private repositories)", { timeout: 60_000 }, () => {
     expect(live.latest_deploy?.status).toBe("live");
     const log = await (await client.call("GET", `/console/api/apps/${app.id}/deploys/${live.latest_deploy!.id}/log`)).text();
     expect(log).not.toContain("forge-token-1");
+  });
+
+  it("a token sealed for another app does not open for this one: the deploy fails saying so", async () => {
+    const client = await signedUpClient();
+    const name = unique("moved-token");
+    const repository = await publishRepository(name, httpdFiles("<p>private</p>"), "main", { token: "forge-token-2" });
+    const victim = await newApp(client, repository);
+    const thief = await newApp(client, repository);
+    await client.json("PATCH", `/console/api/apps/${victim.id}`, { source_token: "forge-token-2" });
+    // Copy the victim's sealed token onto the other app's record, as a write to D1 could.
+    await env.DB.prepare("UPDATE apps SET source_token = (SELECT source_token FROM apps WHERE id = ?) WHERE id = ?").bind(victim.id, thief.id).run();
+    const failed = await deployed(client, thief);
+    expect(failed.latest_deploy?.failure).toEqual({ kind: "invalid_settings", message: SOURCE_TOKEN_UNREADABLE });
   });
 
   it("sends the token to the forge's own origin only, never to a redirect target elsewhere", async () => {
