@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { PUSH_BEFORE_FIRST_DEPLOY, REMEMBERED_DELIVERIES, pushDecision, pushRefusal, rememberDelivery } from "../../src/webhooks/push";
 import type { Forge } from "../../src/webhooks/signature";
@@ -55,5 +56,26 @@ describe("rememberDelivery", () => {
     expect(next).toHaveLength(REMEMBERED_DELIVERIES);
     expect(next[0]).toBe("d1");
     expect(next.at(-1)).toBe("new");
+  });
+});
+
+describe("rememberDelivery over random delivery sequences (fast-check)", () => {
+  it("holds no id twice, at most REMEMBERED_DELIVERIES, and always the newest distinct ids", () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: REMEMBERED_DELIVERIES + 50 }).map(String), { maxLength: 600 }), (ids) => {
+        let seen: string[] = [];
+        for (const id of ids) {
+          seen = rememberDelivery(seen, id);
+          expect(new Set(seen).size).toBe(seen.length);
+          expect(seen.length).toBeLessThanOrEqual(REMEMBERED_DELIVERIES);
+          expect(seen.at(-1)).toBe(id);
+        }
+        // The newest distinct ids, newest last, are exactly what is remembered.
+        const newest: string[] = [];
+        for (const id of [...ids].reverse()) if (!newest.includes(id)) newest.push(id);
+        expect(seen).toEqual(newest.slice(0, REMEMBERED_DELIVERIES).reverse());
+      }),
+      { numRuns: 100 },
+    );
   });
 });

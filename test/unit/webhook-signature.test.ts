@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type Delivery, readDelivery, signBody, verifyDelivery } from "../../src/webhooks/signature";
 
@@ -62,5 +63,24 @@ describe("verifyDelivery", () => {
 
   it("signBody gives what a forge sends", async () => {
     expect(await signBody(githubBody, githubSecret)).toBe(githubSignature);
+  });
+});
+
+describe("verifyDelivery over random bodies and secrets (fast-check)", () => {
+  it("accepts what signBody signs, and refuses any one changed byte of the body or signature", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uint8Array({ minLength: 1, maxLength: 512 }), fc.string({ minLength: 1, maxLength: 64 }), fc.nat(), async (bytes, secret, at) => {
+        const body = new Uint8Array(bytes) as Uint8Array<ArrayBuffer>;
+        const signature = await signBody(body, secret);
+        expect(await verifyDelivery({ forge: "github", signature, event: "push", id: null }, body, secret)).toBe(true);
+        const changed = new Uint8Array(body);
+        changed[at % changed.length]! ^= 0x01;
+        expect(await verifyDelivery({ forge: "github", signature, event: "push", id: null }, changed, secret)).toBe(false);
+        const i = at % signature.length;
+        const flipped = signature.slice(0, i) + (signature[i] === "0" ? "1" : "0") + signature.slice(i + 1);
+        expect(await verifyDelivery({ forge: "gitea", signature: flipped, event: "push", id: null }, body, secret)).toBe(false);
+      }),
+      { numRuns: 100 },
+    );
   });
 });
