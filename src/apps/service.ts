@@ -33,6 +33,15 @@ function sourceColumns<T extends { name?: string; repository?: string; branch?: 
   };
 }
 
+/**
+ * A saved access token belongs to its forge: when the repository moves to another origin and no
+ * new token comes with it, the token is removed (null) rather than sent to the new host.
+ */
+function tokenDropped(app: AppRow, repository: string | undefined): null | undefined {
+  if (app.sourceToken === null || repository === undefined) return undefined;
+  return new URL(repository).origin === new URL(app.repository).origin ? undefined : null;
+}
+
 /** Creates an app (not deployed; the first deploy starts only when Deploy is pressed). */
 export async function createApp(env: Env, input: NewAppRequest & { accountId: string; id: string; now: number }): Promise<SettingsOutcome> {
   const subdomain = input.subdomain ?? generatedSubdomain(input.id);
@@ -67,7 +76,11 @@ export async function changeAppSettings(env: Env, app: AppRow, input: z.output<t
     if (await isSubdomainTaken(env, subdomain, app.id)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
   }
   const sourceToken =
-    input.source_token === undefined ? undefined : input.source_token === null ? null : await sealSourceToken(getConfig(env).ENV_ENCRYPTION_KEY, app.id, input.source_token);
+    input.source_token === undefined
+      ? tokenDropped(app, input.repository)
+      : input.source_token === null
+        ? null
+        : await sealSourceToken(getConfig(env).ENV_ENCRYPTION_KEY, app.id, input.source_token);
   const settings = Object.fromEntries(Object.entries({ ...sourceColumns(input), subdomain, sourceToken }).filter(([, value]) => value !== undefined));
   try {
     await updateAppSettings(env, app.id, settings);

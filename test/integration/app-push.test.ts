@@ -71,6 +71,19 @@ describe("source_token (private repositories)", { timeout: 60_000 }, () => {
     expect(cleared.source_token_set).toBe(false);
   });
 
+  it("a token stays with its forge: moving the repository to another host removes it, unless a new one comes along", async () => {
+    const client = await signedUpClient();
+    const app = await newApp(client, "https://github.com/acme/shop");
+    await client.json("PATCH", `/console/api/apps/${app.id}`, { source_token: "github-token" });
+    // Same forge, another repository: kept.
+    expect((await client.json<App>("PATCH", `/console/api/apps/${app.id}`, { repository: "https://github.com/acme/other" })).source_token_set).toBe(true);
+    // Another host: removed, so it is never sent there.
+    expect((await client.json<App>("PATCH", `/console/api/apps/${app.id}`, { repository: "https://gitlab.com/acme/shop" })).source_token_set).toBe(false);
+    // Another host with its own token: that one is saved.
+    const moved = await client.json<App>("PATCH", `/console/api/apps/${app.id}`, { repository: "https://codeberg.org/acme/shop", source_token: "codeberg-token" });
+    expect(moved.source_token_set).toBe(true);
+  });
+
   it.each([
     [{ source_token: "" }, "source_token: Enter the access token, or send null to remove it."],
     [{ source_token: "two words" }, "source_token: An access token is printable characters with no spaces."],
