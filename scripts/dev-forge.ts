@@ -6,12 +6,25 @@
  * or without `.git`). So a repository address `http://127.0.0.1:<port>/<owner>/<repo>` works with
  * `archiveUrl` like any Gitea one.
  *
+ * Like Gitea it also has:
+ * - private repositories: a repository whose git directory holds a `forge-token` file is
+ *   private. Its archive is served only through the API path
+ *   `/api/v1/repos/<owner>/<repo>/archive/<branch>.tar.gz` with `Authorization: token <token>`
+ *   (404 without a token, 401 with another one), and its web archive path answers 404.
+ * - push webhooks: `POST /api/v1/repos/<owner>/<repo>/hooks` with Gitea's body
+ *   `{"config": {"url": ..., "secret": ...}}` adds one (kept in the git directory's
+ *   `forge-hooks.json`); `GET` on the same path lists them with the status of their last
+ *   delivery. Every new commit on a branch (made by `commitFiles` or by plain git) is sent to
+ *   each hook as Gitea sends a push: `X-Gitea-Event: push`, `X-Gitea-Delivery`,
+ *   `X-Gitea-Signature` (hex HMAC-SHA256 of the body under the secret).
+ *
  *   tsx scripts/dev-forge.ts --root DIR [--port N]
  */
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { chmod, mkdir, rm, symlink, writeFile } from "node:fs/promises";
-import { createServer } from "node:http";
+import { createHmac, randomUUID } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { chmod, mkdir, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -24,6 +37,8 @@ export const DEFAULT_DEV_FORGE_PORT = 3900;
 const IDENTITY = ["-c", "user.name=Dev Forge", "-c", "user.email=dev-forge@example.invalid", "-c", "commit.gpgsign=false"];
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+/** How often branch heads are compared, to send push webhooks for new commits. */
+const HOOK_POLL_MS = 500;
 
 export interface DevForge {
   /** Base address, e.g. `http://127.0.0.1:3900`; repositories are `<url>/<owner>/<repo>`. */
@@ -31,13 +46,25 @@ export interface DevForge {
   close(): Promise<void>;
 }
 
+export interface ForgeHook {
+  url: string;
+  secret: string;
+  /** HTTP status of the last delivery, or null before the first (or when it could not be sent). */
+  last_status?: number | null;
+}
+
 /** Starts the forge on `host` (loopback only) and `port` (0 for any free one). */
 export async function startDevForge(options: { root: string; port?: number; host?: "127.0.0.1" }): Promise<DevForge> {
   const root = resolve(options.root);
   const host = options.host ?? "127.0.0.1";
+  const heads = new Map<string, Map<string, string>>();
   const server = createServer((req, res) => {
     const notFound = (text: string) => res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end(`${text}\n`);
-    const match = /^\/([^/]+)\/([^/]+)\/archive\/(.+)\.tar\.gz$/.exec(new URL(req.url ?? "/", "http://forge").pathname);
+    const path = new URL(req.url ?? "/", "http://forge").pathname;
+    const hooks = /^\/api\/v1\/repos\/([^/]+)\/([^/]+)\/hooks$/.exec(path);
+    if (hooks) return void hookRoute(root, heads, req, res, hooks[1]!, hooks[2]!);
+    const api = /^\/api\/v1\/repos\/([^/]+)\/([^/]+)\/archive\/(.+)\.tar\.gz$/.exec(path);
+    const match = api ?? /^\/([^/]+)\/([^/]+)\/archive\/(.+)\.tar\.gz$/.exec(path);
     if (req.method !== "GET" || !match) return notFound("Not found. Archives are at /<owner>/<repo>/archive/<branch>.tar.gz.");
     const [owner, repo, branch] = match.slice(1).map((part) => safeDecode(part ?? ""));
     if (!owner || !repo || !branch || !NAME.test(owner) || !NAME.test(repo) || branchProblem(branch) !== null) {
@@ -45,6 +72,13 @@ export async function startDevForge(options: { root: string; port?: number; host
     }
     const dir = repositoryDir(root, owner, repo);
     if (dir === null) return notFound(`No repository ${owner}/${repo}.`);
+    const token = privateToken(dir);
+    if (token !== null) {
+      // A private repository, as Gitea treats one: a stranger is told nothing exists.
+      const given = req.headers.authorization;
+      if (!api || given === undefined) return notFound(`No repository ${owner}/${repo}.`);
+      if (given !== `token ${token}`) return void res.writeHead(401, { "content-type": "text/plain; charset=utf-8" }).end("The token is not valid for this repository.\n");
+    }
     void (async () => {
       if (!(await git(dir, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`]).then(() => true, () => false))) {
         return notFound(`No branch ${branch} in ${owner}/${repo}.`);
@@ -65,14 +99,133 @@ export async function startDevForge(options: { root: string; port?: number; host
     server.listen(options.port ?? DEFAULT_DEV_FORGE_PORT, host, () => done());
   });
   const { port } = server.address() as AddressInfo;
+  const url = `http://${host}:${port}`;
+  let polling = Promise.resolve();
+  const timer = setInterval(() => {
+    polling = polling.then(() => sendPushHooks(root, url, heads)).catch(() => undefined);
+  }, HOOK_POLL_MS);
+  timer.unref();
   return {
-    url: `http://${host}:${port}`,
-    close: () =>
-      new Promise<void>((done) => {
+    url,
+    close: async () => {
+      clearInterval(timer);
+      await polling;
+      await new Promise<void>((done) => {
         server.closeAllConnections();
         server.close(() => done());
-      }),
+      });
+    },
   };
+}
+
+/** The git directory of a repository directory (`.git` inside a work tree, or the bare repository itself). */
+function gitDir(dir: string): string {
+  return existsSync(join(dir, ".git")) ? join(dir, ".git") : dir;
+}
+
+/** The token a private repository requires, or null for a public one. */
+function privateToken(dir: string): string | null {
+  const file = join(gitDir(dir), "forge-token");
+  return existsSync(file) ? readFileSync(file, "utf8").trim() : null;
+}
+
+function readHooks(dir: string): ForgeHook[] {
+  const file = join(gitDir(dir), "forge-hooks.json");
+  if (!existsSync(file)) return [];
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as ForgeHook[];
+  } catch {
+    return [];
+  }
+}
+
+async function writeHooks(dir: string, hooks: ForgeHook[]): Promise<void> {
+  await writeFile(join(gitDir(dir), "forge-hooks.json"), JSON.stringify(hooks, null, 2));
+}
+
+/** `git for-each-ref` of the branches: name -> commit. */
+async function branchHeads(dir: string): Promise<Map<string, string>> {
+  const out = await git(dir, ["for-each-ref", "--format=%(refname:strip=2) %(objectname)", "refs/heads"]);
+  return new Map(out.split("\n").filter(Boolean).map((line) => line.split(" ") as [string, string]));
+}
+
+/** `GET` lists a repository's hooks (secrets left out), `POST {config: {url, secret}}` adds one. */
+async function hookRoute(root: string, heads: Map<string, Map<string, string>>, req: IncomingMessage, res: ServerResponse, owner: string, repo: string): Promise<void> {
+  const reply = (status: number, body: unknown) => res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+  const dir = NAME.test(owner) && NAME.test(repo) ? repositoryDir(root, owner, repo) : null;
+  if (dir === null) return void reply(404, { message: "No such repository." });
+  if (req.method === "GET") return void reply(200, readHooks(dir).map(({ url, last_status }) => ({ type: "gitea", active: true, events: ["push"], config: { url, content_type: "json" }, last_status: last_status ?? null })));
+  if (req.method !== "POST") return void reply(405, { message: "GET or POST." });
+  let text = "";
+  for await (const chunk of req) text += chunk;
+  let body: { config?: { url?: unknown; secret?: unknown } };
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return void reply(422, { message: "The body is not JSON." });
+  }
+  const url = body.config?.url;
+  const secret = body.config?.secret ?? "";
+  if (typeof url !== "string" || !/^https?:\/\//.test(url) || typeof secret !== "string") return void reply(422, { message: "config.url (http or https) and config.secret (a string) are required." });
+  // Pushes count from now: the branches as they are when the hook is added are not sent.
+  if (!heads.has(dir)) heads.set(dir, await branchHeads(dir));
+  await writeHooks(dir, [...readHooks(dir), { url, secret, last_status: null }]);
+  reply(201, { type: "gitea", active: true, events: ["push"], config: { url, content_type: "json" } });
+}
+
+/** Compares each hooked repository's branch heads with the last look, and sends a push for each one that moved. */
+async function sendPushHooks(root: string, forgeUrl: string, heads: Map<string, Map<string, string>>): Promise<void> {
+  for (const owner of await readdir(root).catch(() => [] as string[])) {
+    if (!NAME.test(owner)) continue;
+    for (const repo of await readdir(join(root, owner)).catch(() => [] as string[])) {
+      const dir = join(root, owner, repo);
+      const hooks = readHooks(dir);
+      if (hooks.length === 0) continue;
+      const now = await branchHeads(dir).catch(() => null);
+      if (now === null) continue;
+      const before = heads.get(dir);
+      heads.set(dir, now);
+      if (!before) continue;
+      for (const [branch, after] of now) {
+        const previous = before.get(branch) ?? "0".repeat(40);
+        if (previous === after) continue;
+        const message = (await git(dir, ["log", "-1", "--format=%B", after]).catch(() => "")).trim();
+        const name = repo.replace(/\.git$/, "");
+        const payload = JSON.stringify({
+          ref: `refs/heads/${branch}`,
+          before: previous,
+          after,
+          compare_url: "",
+          commits: [{ id: after, message }],
+          head_commit: { id: after, message },
+          repository: { name, full_name: `${owner}/${name}`, html_url: `${forgeUrl}/${owner}/${name}`, owner: { login: owner } },
+          pusher: { login: "dev-forge" },
+        });
+        for (const hook of hooks) hook.last_status = await deliverPush(hook, payload);
+        await writeHooks(dir, hooks);
+      }
+    }
+  }
+}
+
+async function deliverPush(hook: ForgeHook, payload: string): Promise<number | null> {
+  try {
+    const res = await fetch(hook.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-gitea-event": "push",
+        "x-gitea-delivery": randomUUID(),
+        "x-gitea-signature": createHmac("sha256", hook.secret).update(payload).digest("hex"),
+      },
+      body: payload,
+      signal: AbortSignal.timeout(10_000),
+    });
+    await res.body?.cancel();
+    return res.status;
+  } catch {
+    return null;
+  }
 }
 
 function safeDecode(part: string): string | null {
@@ -93,6 +246,8 @@ function repositoryDir(root: string, owner: string, repo: string): string | null
 }
 
 export interface CommitOptions {
+  /** Makes the repository private: its archive is served only with `Authorization: token <token>`. */
+  token?: string;
   /** Branch to commit on; created from the current one when new. Default `main`. */
   branch?: string;
   /** File modes, e.g. `{ "run.sh": 0o755 }` (git keeps only the executable bit). */
@@ -118,6 +273,7 @@ export async function createRepository(
   const dir = join(resolve(root), owner, repo);
   await mkdir(dir, { recursive: true });
   await git(dir, ["init", "--quiet", `--initial-branch=${options.branch ?? "main"}`]);
+  if (options.token) await writeFile(join(dir, ".git", "forge-token"), options.token);
   await commitFiles(root, owner, repo, files, options);
   return `${options.forgeUrl ?? `http://127.0.0.1:${DEFAULT_DEV_FORGE_PORT}`}/${owner}/${repo}`;
 }

@@ -54,6 +54,7 @@ Database: ${demo.databaseId}
  ${engine.status}
 ${forge ? ` Dev forge: ${forge.url} serves the git repositories under ${forge.root}/<owner>/<repo>` : ""}
 ${forge?.sample ? ` Sample app repository: ${forge.sample} (Apps -> New app, then Deploy)` : ""}
+${forge ? ` Deploy on push: the dev forge sends a push webhook for each new commit to the hooks added with POST ${forge.url}/api/v1/repos/<owner>/<repo>/hooks (README, "Deploy on push")` : ""}
 ${dns ? ` ${dns.status}` : ""}
 ${demo.balance !== null ? ` Demo wallet: ${demo.balance.toLocaleString("en-US")} DA (credit more with the operator route, see the README)` : ""}
 

@@ -11,6 +11,8 @@ import { domainRoutes } from "./console/api/domains";
 import { envRoutes } from "./console/api/env";
 import { tokenRoutes } from "./console/api/tokens";
 import { walletRoutes } from "./console/api/wallet";
+import { webhookSecretRoutes } from "./console/api/webhook";
+import { webhookRoutes } from "./webhooks/route";
 import { consoleBodyLimit } from "./http/body-limit";
 import { type AppEnv, type Deps, defaultDeps } from "./http/context";
 import { errorResponse } from "./http/errors";
@@ -41,10 +43,13 @@ export function createApp(deps: Deps = defaultDeps) {
   consoleApi.route("/apps", appRoutes);
   consoleApi.route("/apps", domainRoutes);
   consoleApi.route("/apps", envRoutes);
+  consoleApi.route("/apps", webhookSecretRoutes);
   consoleApi.route("/wallet", walletRoutes);
   app.route("/console/api", consoleApi);
   app.route("/console", consolePages);
   app.route("/admin/api", adminRoutes);
+  // Deploy on push: public, outside the console's session and CSRF guards; the signature is the credential.
+  app.route("/webhooks", webhookRoutes);
   app.route("/", createApiV1());
 
   app.notFound(() => errorResponse("NOT_FOUND", "There is nothing at this address."));

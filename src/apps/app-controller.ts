@@ -20,6 +20,7 @@ import { recordDeploy, recordStart, startRefusal, stopColumns } from "../billing
 import { type EnvApplyRunner, type EnvSaveResult, ENV_APPLY_DEADLINE_MS, envApplyTimedOut, saveEnvSet } from "../envvars/save";
 import type { EnvVariable } from "../envvars/rules";
 import { launchEnv } from "../envvars/store";
+import { pushRefusal, rememberDelivery } from "../webhooks/push";
 
 /** When the next periodic health check is due (ms since the epoch), in the controller's storage. */
 const HEALTH_DUE = "health_due";
@@ -87,13 +88,36 @@ export class AppController extends DurableObject<Env> {
     }
   }
 
+  /**
+   * A verified push to the deploy branch: the same deploy as pressing Deploy, recorded as `push`,
+   * refused before the first Deploy (src/webhooks/push.ts). A delivery id seen before answers
+   * `duplicate` and starts nothing; the id is remembered before anything is awaited, so a replay
+   * racing the original cannot pass either, and forgotten again when the deploy is refused.
+   */
+  async deployOnPush(input: { appId: string; deployId: string; now: number; delivery: string | null }): Promise<DeployResult | { outcome: "duplicate" }> {
+    const seen = this.ctx.storage.kv.get<string[]>("deliveries") ?? [];
+    if (input.delivery !== null) {
+      if (seen.includes(input.delivery)) return { outcome: "duplicate" };
+      this.ctx.storage.kv.put("deliveries", rememberDelivery(seen, input.delivery));
+    }
+    const result = await this.deploy({ appId: input.appId, deployId: input.deployId, now: input.now, kind: "push" });
+    if (result.outcome === "refused" && input.delivery !== null) {
+      this.ctx.storage.kv.put("deliveries", (this.ctx.storage.kv.get<string[]>("deliveries") ?? []).filter((id) => id !== input.delivery));
+    }
+    return result;
+  }
+
   /** Deploy / Redeploy: records the deploy and queues its job; the mark stays until the job reports back or its deadline passes. */
-  async deploy(input: { appId: string; deployId: string; now: number }): Promise<DeployResult> {
+  async deploy(input: { appId: string; deployId: string; now: number; kind?: "deploy" | "push" }): Promise<DeployResult> {
     return this.#control(
       "deploy",
       input.appId,
       input.now,
       async (app) => {
+        if (input.kind === "push") {
+          const refused = pushRefusal(app);
+          if (refused) return refused;
+        }
         // Billing: the first deploy, or one that would run an app whose paid period has ended, is
         // charged before the build starts, or refused. With no engine configured the deploy fails
         // at once, the service's fault: nothing is charged.
@@ -104,7 +128,7 @@ export class AppController extends DurableObject<Env> {
           throw err;
         });
         if (full) return full;
-        const billed = await recordDeploy(this.env, app, input.deployId, input.now, { charge: runtime !== null });
+        const billed = await recordDeploy(this.env, app, input.deployId, input.now, { charge: runtime !== null, kind: input.kind });
         if (!billed.ok) return refusal(billed);
         await this.env.DEPLOY_JOBS.send({ appId: app.id, deployId: input.deployId } satisfies DeployJobMessage);
         await this.#reschedule(input.now);

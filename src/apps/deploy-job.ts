@@ -14,6 +14,7 @@ import { BUILT_STOPPED, type DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
 import { type AppRow, type DeployRow, claimDeployBuild, deployBuildAliveAt, deployById, getApp, refreshDeployBuild, updateRunningDeploy } from "./store";
 import { launchEnv } from "../envvars/store";
+import { SOURCE_TOKEN_UNREADABLE, openSourceToken } from "../source/token";
 
 /** `max_retries` of the deploy-jobs consumer in wrangler.toml. */
 export const DEPLOY_QUEUE_MAX_RETRIES = 2;
@@ -163,6 +164,14 @@ async function buildImage(env: Env, runtime: ContainerRuntime, app: AppRow, depl
   const config = getConfig(env);
   const buildFile = resolveBuildFile(app.rootDirectory, app.dockerfilePath);
   if (!buildFile.ok) return { ok: false, failure: { kind: "invalid_settings", message: buildFile.message } };
+  let token: string | null = null;
+  if (app.sourceToken) {
+    try {
+      token = await openSourceToken(config.ENV_ENCRYPTION_KEY, app.id, app.sourceToken);
+    } catch {
+      return { ok: false, failure: { kind: "invalid_settings", message: SOURCE_TOKEN_UNREADABLE } };
+    }
+  }
 
   const built = await fetchAndBuild({
     runtime,
@@ -172,6 +181,7 @@ async function buildImage(env: Env, runtime: ContainerRuntime, app: AppRow, depl
     buildFile,
     tag: `${appImageRepository(app.id)}:${deploy.id}`,
     policy: { allowLocal: config.ALLOW_LOCAL_SOURCES },
+    token,
     caps: { maxBytes: config.SOURCE_MAX_BYTES, maxEntries: config.SOURCE_MAX_ENTRIES },
     sourceTimeoutSeconds: config.SOURCE_TIMEOUT_SECONDS,
     buildTimeoutSeconds: config.BUILD_TIMEOUT_SECONDS,

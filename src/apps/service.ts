@@ -1,4 +1,6 @@
 import type { z } from "zod";
+import { getConfig } from "../config";
+import { sealSourceToken } from "../source/token";
 import { generatedSubdomain } from "./contract/subdomain";
 import { type HealthCheckSettings, healthSettings } from "./health";
 import type { AppSettingsRequest, NewAppRequest } from "./settings";
@@ -48,6 +50,15 @@ function healthColumns(app: AppRow, input: z.output<typeof AppSettingsRequest>["
   return { healthCheck: next, health: null };
 }
 
+/**
+ * A saved access token belongs to its forge: when the repository moves to another origin and no
+ * new token comes with it, the token is removed (null) rather than sent to the new host.
+ */
+function tokenDropped(app: AppRow, repository: string | undefined): null | undefined {
+  if (app.sourceToken === null || repository === undefined) return undefined;
+  return new URL(repository).origin === new URL(app.repository).origin ? undefined : null;
+}
+
 /** Creates an app (not deployed; the first deploy starts only when Deploy is pressed). */
 export async function createApp(env: Env, input: NewAppRequest & { accountId: string; id: string; now: number }): Promise<SettingsOutcome> {
   const subdomain = input.subdomain ?? generatedSubdomain(input.id);
@@ -81,7 +92,13 @@ export async function changeAppSettings(env: Env, app: AppRow, input: z.output<t
     subdomain = subdomain || generatedSubdomain(app.id);
     if (await isSubdomainTaken(env, subdomain, app.id)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
   }
-  const settings = Object.fromEntries(Object.entries({ ...sourceColumns(input), subdomain, ...healthColumns(app, input.health_check) }).filter(([, value]) => value !== undefined));
+  const sourceToken =
+    input.source_token === undefined
+      ? tokenDropped(app, input.repository)
+      : input.source_token === null
+        ? null
+        : await sealSourceToken(getConfig(env).ENV_ENCRYPTION_KEY, app.id, input.source_token);
+  const settings = Object.fromEntries(Object.entries({ ...sourceColumns(input), subdomain, sourceToken, ...healthColumns(app, input.health_check) }).filter(([, value]) => value !== undefined));
   try {
     await updateAppSettings(env, app.id, settings);
   } catch (err) {

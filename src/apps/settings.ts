@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { normalizeRepository, branchProblem, repositoryProblem } from "../source/forge";
+import { sourceTokenProblem } from "../source/token";
 import { DEFAULT_DOCKERFILE, normalizeRepoPath } from "./contract/build-file";
 import { subdomainProblem } from "./contract/subdomain";
 import { HEALTH_BOUNDS, HEALTH_EXPECTS, healthPathProblem } from "./health";
@@ -94,6 +95,8 @@ export const AppSettingsRequest = z.object({
   dockerfile_path: fields.dockerfile_path.optional(),
   subdomain: fields.subdomain.optional(),
   health_check: z.record(z.string(), z.unknown(), { message: "Give the health check as an object: {path, expect, timeout_seconds, grace_seconds}." }).pipe(HealthCheckRequest).optional(),
+  /** A private repository's access token: write-only, sealed when saved; null removes it. */
+  source_token: z.string({ message: "Give the access token as a string, or null to remove it." }).trim().superRefine(rule(sourceTokenProblem)).nullable().optional(),
 });
 
 const SETTING_FIELDS = Object.keys(AppSettingsRequest.shape);

@@ -2,7 +2,7 @@ import { type BillingView, viewBilling } from "../billing/app-billing";
 import { type SQL, and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { database } from "../db/client";
-import { type AppStatus, type DeployStatus, type PortSource, apps, deploys } from "../db/schema";
+import { type AppStatus, type DeployKind, type DeployStatus, type PortSource, apps, deploys } from "../db/schema";
 import { notFound } from "../http/errors";
 import { iso, isUuid } from "../lib/time";
 import { instanceHealth } from "../runtime/instance-settings";
@@ -108,7 +108,7 @@ export async function insertApp(env: Env, app: NewApp): Promise<AppRow> {
   return (await getApp(env, app.id))!;
 }
 
-export type AppSettings = Partial<Pick<AppRow, "name" | "repository" | "branch" | "rootDirectory" | "dockerfilePath" | "subdomain" | "healthCheck" | "health">>;
+export type AppSettings = Partial<Pick<AppRow, "name" | "repository" | "branch" | "rootDirectory" | "dockerfilePath" | "subdomain" | "healthCheck" | "health" | "sourceToken">>;
 
 export async function updateAppSettings(env: Env, id: string, settings: AppSettings): Promise<void> {
   if (Object.keys(settings).length > 0) await database(env).update(apps).set(settings).where(eq(apps.id, id));
@@ -158,9 +158,9 @@ export function paidAppUpdate(env: Env, id: string, set: AppColumns, paid: SQL, 
 }
 
 /** A new deploy record, `building`, as one statement of a charge's batch (see paidAppUpdate). */
-export function paidDeployInsert(env: Env, deployId: string, appId: string, now: number, paid: SQL): D1PreparedStatement {
+export function paidDeployInsert(env: Env, deployId: string, appId: string, now: number, paid: SQL, kind: DeployKind = "deploy"): D1PreparedStatement {
   const condition = new SQLiteAsyncDialect().sqlToQuery(paid);
-  return env.DB.prepare(`INSERT INTO deploys (id, app_id, status, started_at, attempts) SELECT ?, ?, 'building', ?, 0 WHERE ${condition.sql}`).bind(deployId, appId, now, ...condition.params);
+  return env.DB.prepare(`INSERT INTO deploys (id, app_id, status, kind, started_at, attempts) SELECT ?, ?, 'building', ?, ?, 0 WHERE ${condition.sql}`).bind(deployId, appId, kind, now, ...condition.params);
 }
 
 function statement(env: Env, query: { sql: string; params: unknown[] }): D1PreparedStatement {
@@ -168,9 +168,9 @@ function statement(env: Env, query: { sql: string; params: unknown[] }): D1Prepa
 }
 
 /** A new deploy record, `building`, with the app's columns, in one batch (a deploy nothing pays for). */
-export async function insertDeploy(env: Env, deployId: string, appId: string, now: number, set: AppColumns): Promise<void> {
+export async function insertDeploy(env: Env, deployId: string, appId: string, now: number, set: AppColumns, kind: DeployKind = "deploy"): Promise<void> {
   const db = database(env);
-  await db.batch([db.insert(deploys).values({ id: deployId, appId, status: "building", startedAt: now }), db.update(apps).set(set).where(eq(apps.id, appId))]);
+  await db.batch([db.insert(deploys).values({ id: deployId, appId, status: "building", kind, startedAt: now }), db.update(apps).set(set).where(eq(apps.id, appId))]);
 }
 
 export async function deployById(env: Env, id: string): Promise<DeployRow | undefined> {
@@ -254,6 +254,7 @@ export const DEPLOY_RUNNING: readonly DeployStatus[] = ["building", "starting"];
 export interface DeployView {
   id: string;
   status: DeployStatus;
+  kind: DeployKind;
   started_at: string;
   finished_at: string | null;
   port: number | null;
@@ -266,6 +267,7 @@ export function viewDeploy(row: DeployRow): DeployView {
   return {
     id: row.id,
     status: row.status,
+    kind: row.kind,
     started_at: iso(row.startedAt),
     finished_at: row.finishedAt === null ? null : iso(row.finishedAt),
     port: row.port,
@@ -273,6 +275,11 @@ export function viewDeploy(row: DeployRow): DeployView {
     port_reason: row.portReason,
     ...(row.failure ? { failure: row.failure } : {}),
   };
+}
+
+/** The app's deploy-on-push address, on the console's own origin (src/webhooks/route.ts). */
+export function webhookUrl(appId: string, requestUrl: string): string {
+  return `${new URL(requestUrl).origin}/webhooks/apps/${appId}`;
 }
 
 /** Where the app's hostname is reached from the caller's side: same scheme and port as the console. */
@@ -306,6 +313,10 @@ export interface AppView {
   /** The app's health check settings, and what the periodic checks found (src/apps/health.ts). */
   health_check: ReturnType<typeof viewHealthCheck>;
   health: HealthView;
+  /** Whether a private repository's access token is saved (the token itself is never shown). */
+  source_token_set: boolean;
+  /** Deploy on push: the app's webhook address; `secret_set` once a secret was made (POST .../webhook/rotate). */
+  webhook: { url: string; secret_set: boolean };
 }
 
 /**
@@ -384,6 +395,8 @@ export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: 
     instance,
     health_check: viewHealthCheck(row.healthCheck),
     health: viewHealth(row),
+    source_token_set: row.sourceToken !== null,
+    webhook: { url: webhookUrl(row.id, requestUrl), secret_set: row.webhookSecret !== null },
   };
 }
 

@@ -1,4 +1,5 @@
 import { type AppColumns, type AppExpect, type AppRow, insertDeploy, paidAppUpdate, paidDeployInsert, updateApp } from "../apps/store";
+import type { DeployKind } from "../db/schema";
 import { billingColumns, billingStateOf, planPrice } from "./app-billing";
 import { chargeWith, walletBalance } from "./ledger";
 import { type BillingEvent, type BillingOutcome, applyBilling } from "./rules";
@@ -48,15 +49,15 @@ async function billedWrite(
  * when the wallet cannot cover it. `charge: false` (no engine configured: the deploy fails at
  * once) records it without billing.
  */
-export async function recordDeploy(env: Env, app: AppRow, deployId: string, now: number, options: { charge: boolean }): Promise<Billed> {
+export async function recordDeploy(env: Env, app: AppRow, deployId: string, now: number, options: { charge: boolean; kind?: DeployKind }): Promise<Billed> {
   const event: BillingEvent = { kind: "deploy", ...planPrice(app.plan), app: deployTarget(app) };
   const outcome = options.charge ? applyBilling(billingStateOf(app), event, now, await walletBalance(env, app.accountId)) : ({ ok: true, state: billingStateOf(app), charge: null } as const);
   if (!outcome.ok) return outcome;
   const set = { firstDeployAt: app.firstDeployAt ?? now };
   const result = await billedWrite(env, app, event, outcome, now, {
     set,
-    unpaid: async () => (await insertDeploy(env, deployId, app.id, now, set), true),
-    extra: (paid) => [paidDeployInsert(env, deployId, app.id, now, paid)],
+    unpaid: async () => (await insertDeploy(env, deployId, app.id, now, set, options.kind), true),
+    extra: (paid) => [paidDeployInsert(env, deployId, app.id, now, paid, options.kind)],
   });
   return result === "not_switched" ? { ok: true } : result;
 }

@@ -176,9 +176,20 @@ export const apps = sqliteTable(
     healthCheck: text("health_check", { mode: "json" }).$type<HealthCheckSettings>(),
     /** What the controller's periodic checks found of the serving instance. */
     health: text("health", { mode: "json" }).$type<HealthRecord>(),
+    /** The forge access token for a private repository, sealed (src/source/token.ts); never shown again. */
+    sourceToken: text("source_token", { mode: "json" }).$type<SealedSecret>(),
+    /** The secret that signs deliveries to the app's webhook, sealed (src/webhooks/secret.ts). */
+    webhookSecret: text("webhook_secret", { mode: "json" }).$type<SealedSecret>(),
   },
   (t) => [uniqueIndex("apps_subdomain_idx").on(t.subdomain), index("apps_account_idx").on(t.accountId, t.createdAt)],
 );
+
+/** A secret sealed with AES-GCM under ENV_ENCRYPTION_KEY, bound to its app and purpose (src/envvars/crypto.ts). */
+export interface SealedSecret {
+  kid: string;
+  iv: string;
+  ciphertext: string;
+}
 
 /** Why the instance for a saved variable set did not take over (its check's log, no values). */
 export interface EnvApplyFailure {
@@ -213,6 +224,10 @@ export const appEnvVars = sqliteTable(
 export const DEPLOY_STATUSES = ["building", "starting", "live", "failed", "superseded"] as const;
 export type DeployStatus = (typeof DEPLOY_STATUSES)[number];
 
+/** What started a deploy: the console's Deploy, a rollback, or a push to the deploy branch. */
+export const DEPLOY_KINDS = ["deploy", "rollback", "push"] as const;
+export type DeployKind = (typeof DEPLOY_KINDS)[number];
+
 export const deploys = sqliteTable(
   "deploys",
   {
@@ -221,6 +236,7 @@ export const deploys = sqliteTable(
       .notNull()
       .references(() => apps.id, { onDelete: "cascade" }),
     status: text("status", { enum: DEPLOY_STATUSES }).notNull(),
+    kind: text("kind", { enum: DEPLOY_KINDS }).notNull().default("deploy"),
     startedAt: integer("started_at").notNull(),
     finishedAt: integer("finished_at"),
     /** Tries of the deploy job so far (a crashed job is retried by the queue). */

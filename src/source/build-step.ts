@@ -50,6 +50,8 @@ export interface BuildStepInput {
   /** One image tag per deploy: what a retry looks for. */
   tag: string;
   policy: SourcePolicy;
+  /** A private repository's access token (opened by the deploy job); never logged. */
+  token?: string | null;
   caps: SourceCaps;
   sourceTimeoutSeconds: number;
   buildTimeoutSeconds: number;
@@ -153,7 +155,7 @@ async function openSource(input: BuildStepInput): Promise<OpenSource> {
   await input.step(`Fetching branch ${input.branch} of ${input.repository}`);
   let fetched: Awaited<ReturnType<typeof fetchSourceArchive>>;
   try {
-    fetched = await fetchSourceArchive(input.repository, input.branch, { policy: input.policy, fetch: input.fetch, signal: requests.signal });
+    fetched = await fetchSourceArchive(input.repository, input.branch, { policy: input.policy, fetch: input.fetch, signal: requests.signal, token: input.token });
   } catch (err) {
     done();
     if (deadline.signal.reason instanceof SourceLimitError) return { ok: false, kind: "source_unavailable", message: deadline.signal.reason.message };

@@ -7,6 +7,7 @@
  */
 import { type AddressRefusal, type SourcePolicy, addressRefusal } from "./address";
 import { archiveUrl } from "./forge";
+import { tokenHeader } from "./token";
 
 export const MAX_REDIRECTS = 5;
 
@@ -22,13 +23,14 @@ export type HopDecision =
   | { kind: "body" }
   | { kind: "follow"; url: string }
   | { kind: "refuse"; reason: "redirect_refused"; refusal: AddressRefusal }
-  | { kind: "refuse"; reason: "too_many_redirects" | "missing" | "unavailable" };
+  | { kind: "refuse"; reason: "too_many_redirects" | "missing" | "denied" | "unavailable" };
 
 /**
  * The redirect rule: what to do with the reply to `url`, the `redirects`-th redirect target
  * (0 for the repository's own archive URL). A 2xx is the archive; a redirect is followed when its
  * target passes the address rule and fewer than MAX_REDIRECTS were followed; a 404 or 410 from
- * the repository's own URL means no such branch; anything else is unavailable.
+ * the repository's own URL means no such branch (or a private repository: forges answer 404 to
+ * strangers), a 401 or 403 from it a refused token; anything else is unavailable.
  */
 export function decideHop(url: string, reply: Hop, redirects: number, policy: SourcePolicy): HopDecision {
   if (reply.status >= 200 && reply.status < 300) return { kind: "body" };
@@ -48,6 +50,7 @@ export function decideHop(url: string, reply: Hop, redirects: number, policy: So
   }
   // Only the repository's own address speaks for the repository; a redirect target's status is not repeated.
   if (redirects === 0 && (reply.status === 404 || reply.status === 410)) return { kind: "refuse", reason: "missing" };
+  if (redirects === 0 && (reply.status === 401 || reply.status === 403)) return { kind: "refuse", reason: "denied" };
   return { kind: "refuse", reason: "unavailable" };
 }
 
@@ -74,18 +77,24 @@ export interface SourceFetchOptions {
   fetch?: typeof fetch;
   /** Aborts the requests and the body (SOURCE_TIMEOUT_SECONDS). */
   signal?: AbortSignal;
+  /** A private repository's access token: the archive is read through the forge's API with it. */
+  token?: string | null;
 }
 
 /** The archive of `branch` of `repository`, or the red-panel sentence saying why not. */
 export async function fetchSourceArchive(repository: string, branch: string, options: SourceFetchOptions): Promise<SourceFetch> {
   const fetcher = options.fetch ?? ((input, init) => fetch(input, init));
-  let url = archiveUrl(repository, branch);
+  const token = options.token ?? null;
+  let url = archiveUrl(repository, branch, { withToken: token !== null });
+  const origin = new URL(url).origin;
   const own = addressRefusal(url, options.policy);
   if (own) return { ok: false, message: `The repository ${repository} is at ${refusalClause(own)}.` };
   for (let redirects = 0; ; redirects++) {
     let res: Response;
     try {
-      res = await fetcher(url, { redirect: "manual", signal: options.signal });
+      // The token goes to the forge's own origin only, never to a redirect target elsewhere.
+      const header = tokenHeader(repository, origin, url, token);
+      res = await fetcher(url, { redirect: "manual", signal: options.signal, headers: header ? [header] : [] });
     } catch (err) {
       if (options.signal?.aborted) throw err;
       return { ok: false, message: `The repository ${repository} could not be fetched: its forge could not be reached. Check the repository address.` };
@@ -97,11 +106,11 @@ export async function fetchSourceArchive(repository: string, branch: string, opt
       url = decision.url;
       continue;
     }
-    return { ok: false, message: hopMessage(repository, branch, decision) };
+    return { ok: false, message: hopMessage(repository, branch, decision, token !== null) };
   }
 }
 
-function hopMessage(repository: string, branch: string, decision: HopDecision): string {
+function hopMessage(repository: string, branch: string, decision: HopDecision, withToken: boolean): string {
   const cannot = `The repository ${repository} could not be fetched`;
   if (decision.kind !== "refuse") return `${cannot}: its forge answered with no archive.`;
   switch (decision.reason) {
@@ -110,7 +119,13 @@ function hopMessage(repository: string, branch: string, decision: HopDecision): 
     case "too_many_redirects":
       return `${cannot}: its forge redirected more than ${MAX_REDIRECTS} times.`;
     case "missing":
-      return `The repository ${repository} has no branch ${branch}, or it is not public. Check the repository address and the deploy branch.`;
+      return withToken
+        ? `The repository ${repository} has no branch ${branch}, or the saved access token cannot read it. Check the repository address, the deploy branch and the token's access to the repository.`
+        : `The repository ${repository} has no branch ${branch}, or it is not public. Check the repository address and the deploy branch; for a private repository, save an access token in the app's settings.`;
+    case "denied":
+      return withToken
+        ? `The forge of ${repository} refused the saved access token. Save a token that can read the repository (it may have expired or lack read access).`
+        : `The repository ${repository} is private: its forge asks for an access token. Save one that can read the repository in the app's settings, then deploy again.`;
     case "unavailable":
       return `${cannot}: its forge did not serve the archive of branch ${branch}. Check the repository address and that the branch exists, then deploy again.`;
   }

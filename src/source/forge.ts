@@ -77,6 +77,14 @@ function encodeBranch(branch: string): string {
   return branch.split("/").map(encodeURIComponent).join("/");
 }
 
+/** Which forge a repository is on: GitHub and GitLab by host name, any other host read as Gitea/Forgejo. */
+export function forgeOf(repository: string): "github" | "gitlab" | "gitea" {
+  const host = new URL(normalizeRepository(repository)).hostname;
+  if (host === "github.com") return "github";
+  if (host === "gitlab.com" || host.startsWith("gitlab.")) return "gitlab";
+  return "gitea";
+}
+
 /**
  * The URL of the gzip tar archive of `branch` of a repository (normalised or not):
  * - GitHub: `https://codeload.github.com/<owner>/<repo>/tar.gz/refs/heads/<branch>` (where
@@ -84,16 +92,30 @@ function encodeBranch(branch: string): string {
  * - GitLab (gitlab.com, or a host starting with `gitlab.`):
  *   `https://<host>/<path>/-/archive/<branch>/<name>-<branch>.tar.gz`;
  * - any other host, read as Gitea or Forgejo: `<repository>/archive/<branch>.tar.gz`.
+ *
+ * A private repository (`withToken`) is read through the forge's API, which takes a token header:
+ * - GitHub: `https://api.github.com/repos/<owner>/<repo>/tarball/refs/heads/<branch>` (it
+ *   redirects to codeload with a short-lived signed address);
+ * - GitLab: `https://<host>/api/v4/projects/<url-encoded path>/repository/archive.tar.gz?sha=<branch>`;
+ * - Gitea/Forgejo: `<base>/api/v1/repos/<owner>/<repo>/archive/<branch>.tar.gz`, the base being
+ *   whatever precedes the owner (a forge served under a path).
  */
-export function archiveUrl(repository: string, branch: string): string {
+export function archiveUrl(repository: string, branch: string, options: { withToken?: boolean } = {}): string {
   const base = normalizeRepository(repository);
   const parsed = new URL(base);
   const segments = repositorySegments(parsed);
   const ref = encodeBranch(branch);
-  if (parsed.hostname === "github.com") {
+  const forge = forgeOf(base);
+  if (options.withToken) {
+    if (forge === "github") return `https://api.github.com/repos/${segments.join("/")}/tarball/refs/heads/${ref}`;
+    if (forge === "gitlab") return `${parsed.origin}/api/v4/projects/${encodeURIComponent(segments.join("/"))}/repository/archive.tar.gz?sha=${encodeURIComponent(branch)}`;
+    const prefix = segments.slice(0, -2).map((s) => `/${s}`).join("");
+    return `${parsed.origin}${prefix}/api/v1/repos/${segments.slice(-2).join("/")}/archive/${ref}.tar.gz`;
+  }
+  if (forge === "github") {
     return `https://codeload.github.com/${segments.join("/")}/tar.gz/refs/heads/${ref}`;
   }
-  if (parsed.hostname === "gitlab.com" || parsed.hostname.startsWith("gitlab.")) {
+  if (forge === "gitlab") {
     const name = segments[segments.length - 1] ?? "";
     // GitLab names the file after the project and the ref, a `/` in the ref becoming `-`.
     return `${base}/-/archive/${ref}/${encodeURIComponent(`${name}-${branch.replaceAll("/", "-")}`)}.tar.gz`;

@@ -19,7 +19,7 @@ export async function signedUpClient(options: { credit?: number; email?: string 
  * Uploads files as the `main` branch archive of a repository on the forge stand-in, wrapped in a
  * top folder as forges do; returns the repository URL.
  */
-export async function publishRepository(name: string, files: Record<string, string>, branch = "main"): Promise<string> {
+export async function publishRepository(name: string, files: Record<string, string>, branch = "main", options: { token?: string } = {}): Promise<string> {
   const top = `${name}-${branch}/`;
   const tar = await packTar([
     { header: { name: top, type: "directory", size: 0 } },
@@ -27,7 +27,10 @@ export async function publishRepository(name: string, files: Record<string, stri
   ]);
   const gz = await new Response(new Blob([tar]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
   const repository = `${env.FORGE_URL}/acme/${name}`;
-  const res = await fetch(`${repository}/archive/${branch}.tar.gz`, { method: "PUT", body: gz });
+  // A private one (`token`) is served only at the forge API's path, and only with the token.
+  const res = options.token
+    ? await fetch(`${env.FORGE_URL}/api/v1/repos/acme/${name}/archive/${branch}.tar.gz`, { method: "PUT", body: gz, headers: { "X-Require-Token": options.token } })
+    : await fetch(`${repository}/archive/${branch}.tar.gz`, { method: "PUT", body: gz });
   if (res.status !== 201) throw new Error(`forge upload answered ${res.status}`);
   return repository;
 }

@@ -140,6 +140,9 @@ describe("decideHop (the redirect rule)", () => {
     ["a redirect without Location", 302, null, 0, false, { kind: "refuse", reason: "unavailable" }],
     ["a 404 of the repository's own URL", 404, null, 0, false, { kind: "refuse", reason: "missing" }],
     ["a 404 of a redirect target says nothing of it", 404, null, 1, false, { kind: "refuse", reason: "unavailable" }],
+    ["a 401 of the repository's own URL: a private repository or a refused token", 401, null, 0, false, { kind: "refuse", reason: "denied" }],
+    ["a 403 of the repository's own URL", 403, null, 0, false, { kind: "refuse", reason: "denied" }],
+    ["a 403 of a redirect target says nothing of it", 403, null, 2, false, { kind: "refuse", reason: "unavailable" }],
     ["a 500", 500, null, 0, false, { kind: "refuse", reason: "unavailable" }],
     ["a 304 is no archive", 304, null, 0, false, { kind: "refuse", reason: "unavailable" }],
   ])("%s", (_name, status, location, redirects, allowLocal, expected) => {

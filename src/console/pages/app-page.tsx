@@ -12,6 +12,7 @@ import { type EnvPasteForm, type EnvRowsForm, EnvSection } from "./env-section";
 import type { Flash } from "./flash";
 import type { FieldErrors } from "./forms";
 import { Layout, type Viewer } from "./layout";
+import { PushSection, type PushSectionState } from "./push-section";
 
 /** Everything the app page shows. */
 export interface AppPageProps {
@@ -32,6 +33,8 @@ export interface AppPageProps {
   envPaste?: EnvPasteForm;
   /** The health check form as typed, with its errors. */
   healthForm?: HealthForm;
+  /** The private repository and deploy-on-push section: a token error, or a secret just made. */
+  push?: PushSectionState;
 }
 
 /** The port the app is probed on and why (SPEC.md deployment contract 2), once a build told it. */
@@ -137,6 +140,7 @@ export function AppPage(props: AppPageProps) {
       <DomainsSection appId={app.id} csrfToken={viewer.csrfToken} locale={viewer.locale} {...props.domains} />
       <EnvSection app={app} csrfToken={viewer.csrfToken} rows={props.envRows} paste={props.envPaste} flash={props.flash} />
       <HealthSection app={app} csrfToken={viewer.csrfToken} form={props.healthForm} />
+      <PushSection app={app} csrfToken={viewer.csrfToken} state={props.push} />
       <section class="card" id="settings" aria-labelledby="settings-heading">
         <h2 id="settings-heading">Settings</h2>
         <p class="lead">The name changes at once; the source settings are used from the next deploy.</p>

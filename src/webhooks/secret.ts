@@ -1,0 +1,31 @@
+import { getConfig } from "../config";
+import type { SealedSecret } from "../db/schema";
+import { openValue, sealValue } from "../envvars/crypto";
+import { randomBytes, toHex } from "../lib/encoding";
+import { type AppRow, updateApp, webhookUrl } from "../apps/store";
+
+/**
+ * The app's webhook secret. GitHub and Gitea sign deliveries with an HMAC under the secret itself
+ * and GitLab sends it as is, so a hash would not do: it is sealed like an environment value
+ * (AES-GCM, bound to the app and to this purpose) and opened only to check a delivery. It is
+ * shown once, in the reply of the rotation that made it.
+ */
+
+const PLACE = "@webhook_secret";
+
+/** 32 random bytes as hex: a secret every forge's form accepts. */
+export function newWebhookSecret(): string {
+  return toHex(randomBytes(32));
+}
+
+export async function openWebhookSecret(env: Env, appId: string, sealed: SealedSecret): Promise<string> {
+  return openValue(getConfig(env).ENV_ENCRYPTION_KEY, { appId, key: PLACE }, sealed);
+}
+
+/** Makes a new secret (the old one stops verifying at once) and answers the address and the secret. */
+export async function rotateWebhookSecret(env: Env, app: AppRow, requestUrl: string): Promise<{ url: string; secret: string }> {
+  const secret = newWebhookSecret();
+  const sealed = await sealValue(getConfig(env).ENV_ENCRYPTION_KEY, { appId: app.id, key: PLACE }, secret);
+  await updateApp(env, app.id, { webhookSecret: sealed });
+  return { url: webhookUrl(app.id, requestUrl), secret };
+}
