@@ -29,6 +29,8 @@ export interface ArchiveInspection {
   dockerfile: string | null;
   /** Every build file in the repository (`isBuildFileName`), repository-relative, sorted. */
   buildFiles: string[];
+  /** The archive's one top folder (GitHub names it `<repo>-<commit sha>`); null for an empty archive. */
+  topFolder?: string | null;
 }
 
 /** An archive refused by a source cap or deadline: `message` is the red panel's whole sentence. */
@@ -120,7 +122,7 @@ async function copyEntries(tar: ReadableStream<Uint8Array>, packer: TarPackContr
     await entries.cancel(err).catch(() => undefined);
     throw err;
   }
-  return { dockerfile, buildFiles: buildFiles.sort() };
+  return { dockerfile, buildFiles: buildFiles.sort(), topFolder: top };
 }
 
 function checkCaps(tally: SourceTally, caps: SourceCaps | undefined): void {

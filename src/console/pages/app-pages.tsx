@@ -51,7 +51,7 @@ export async function appPageProps(
   return {
     viewer: await loadViewer(c),
     app: await viewOf(c, row),
-    deploys: (await listDeploys(c.env, row.id)).map(viewDeploy),
+    deploys: (await listDeploys(c.env, row.id)).map((deploy) => viewDeploy(deploy, row)),
     subdomainFixed: row.firstDeployAt !== null,
     appsDomain: c.get("config").APPS_DOMAIN,
     domains: {
@@ -203,5 +203,5 @@ export const appPages = new Hono<AppEnv>()
     if (!deploy) throw notFound("No deploy with this id exists for this app.");
     const object = await c.env.LOGS.get(deployLogKey(row.id, deploy.id));
     const log = object ? await object.text() : "";
-    return render(c, <DeployLogPage viewer={await loadViewer(c)} app={await viewOf(c, row)} deploy={viewDeploy(deploy)} log={log} flash={flash} />);
+    return render(c, <DeployLogPage viewer={await loadViewer(c)} app={await viewOf(c, row)} deploy={viewDeploy(deploy, row)} log={log} flash={flash} />);
   });
