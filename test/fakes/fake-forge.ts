@@ -3,7 +3,9 @@
  * answers the Gitea/Forgejo archive URL `GET /<owner>/<repo>/archive/<branch>.tar.gz` with
  * whatever a test uploaded to the same path with PUT. A PUT with `X-Redirect-To: <url>` (and
  * optionally `X-Redirect-Status`) makes that path a redirect instead; a PUT with `X-Stall: 1`
- * makes it answer 200 and then send nothing. The forge is outside the project, so it is
+ * makes it answer 200 and then send nothing. The Gitea/Forgejo branch API
+ * `GET /api/v1/repos/<owner>/<repo>/branches/<branch>` answers what a test PUT there (the
+ * commit a deploy records). The forge is outside the project, so it is
  * faked at its HTTP boundary; the dev forge (scripts/dev-forge.ts) serves real git repositories
  * to the end-to-end tests.
  */
@@ -20,7 +22,8 @@ export async function startFakeForge(): Promise<FakeForge> {
   const stalled = new Set<string>();
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? "/", "http://forge").pathname;
-    if (!/^\/[^/]+\/[^/]+\/archive\/.+\.tar\.gz$/.test(path) && !path.startsWith("/hop/")) {
+    const api = /^\/api\/v1\/repos\/[^/]+\/[^/]+\/branches\/.+$/.test(path);
+    if (!/^\/[^/]+\/[^/]+\/archive\/.+\.tar\.gz$/.test(path) && !path.startsWith("/hop/") && !api) {
       res.writeHead(404, { "Content-Type": "text/plain" }).end("Not found\n");
     } else if (req.method === "PUT" && typeof req.headers["x-redirect-to"] === "string") {
       redirects.set(path, { status: Number(req.headers["x-redirect-status"] ?? 302), location: req.headers["x-redirect-to"] });
@@ -45,7 +48,7 @@ export async function startFakeForge(): Promise<FakeForge> {
       });
     } else if (req.method === "GET" && archives.has(path)) {
       const body = archives.get(path)!;
-      res.writeHead(200, { "Content-Type": "application/gzip", "Content-Length": body.length }).end(body);
+      res.writeHead(200, { "Content-Type": api ? "application/json" : "application/gzip", "Content-Length": body.length }).end(body);
     } else {
       res.writeHead(404, { "Content-Type": "text/plain" }).end("Not found\n");
     }
