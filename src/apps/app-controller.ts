@@ -122,10 +122,10 @@ export class AppController extends DurableObject<Env> {
           ? { switched: true, replaced: { instanceId: builtOnly ? null : app.instanceId, image: null, serving: app.status === "running" } }
           : { switched: false, reason: NOT_CURRENT };
     }
+    this.#clear(current);
     // The replaced image stays for rollback; only images older than the last live deploys go.
     const runtime = this.#runtime();
-    if (outcome.switched && runtime && deploy) await pruneImages(this.env, deploy.appId, runtime).catch((err: unknown) => log("warn", "images not pruned", { app_id: deploy.appId, ...describeError(err) }));
-    this.#clear(current);
+    if (outcome.switched && runtime && deploy) this.ctx.waitUntil(pruneImages(this.env, deploy.appId, runtime).catch((err: unknown) => log("warn", "images not pruned", { app_id: deploy.appId, ...describeError(err) })));
     await this.#reschedule(Date.now());
     return outcome;
   }

@@ -196,6 +196,16 @@ export const appPages = new Hono<AppEnv>()
     await setFlash(c, { notice: `App “${app.name}” deleted. Its address no longer answers.` });
     return c.redirect("/console/apps", 303);
   })
+  .post("/:id/deploys/:deployId/rollback", async (c) => {
+    const app = await ownedApp(c);
+    const target = await getDeploy(c.env, app.id, c.req.param("deployId"));
+    if (!target) throw notFound("No deploy with this id exists for this app.");
+    const { now, uuid } = c.get("deps");
+    const result = await appController(c.env, app.id).rollback({ appId: app.id, targetId: target.id, deployId: uuid(), now: now() });
+    const notice = app.status === "stopped" ? `The app will run deploy ${target.id.slice(0, 8)} again when started.` : `Rolling back to deploy ${target.id.slice(0, 8)}: no rebuild. Its log is under Deploys.`;
+    await setFlash(c, result.outcome === "refused" ? { error: result.message } : { notice });
+    return c.redirect(appPath(app.id), 303);
+  })
   .get("/:id/deploys/:deployId", async (c) => {
     const flash = await takeFlash(c);
     const row = await ownedApp(c);
