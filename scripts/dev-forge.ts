@@ -4,7 +4,8 @@
  * `git archive --format=tar.gz --prefix=<repo>-<branch>/ <branch>` (a `/` in the branch becomes
  * `-` in the folder), streamed, for git repositories at `<root>/<owner>/<repo>` (bare or not, with
  * or without `.git`). So a repository address `http://127.0.0.1:<port>/<owner>/<repo>` works with
- * `archiveUrl` like any Gitea one.
+ * `archiveUrl` like any Gitea one. Gitea's branch API, `GET /api/v1/repos/<owner>/<repo>/branches/<branch>`,
+ * answers `{name, commit: {id, message}}` with the branch's head commit, as deploys read it.
  *
  *   tsx scripts/dev-forge.ts --root DIR [--port N]
  */
@@ -37,6 +38,8 @@ export async function startDevForge(options: { root: string; port?: number; host
   const host = options.host ?? "127.0.0.1";
   const server = createServer((req, res) => {
     const notFound = (text: string) => res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end(`${text}\n`);
+    const api = /^\/api\/v1\/repos\/([^/]+)\/([^/]+)\/branches\/(.+)$/.exec(new URL(req.url ?? "/", "http://forge").pathname);
+    if (req.method === "GET" && api) return void branchHead(root, api.slice(1).map((part) => safeDecode(part ?? "")), res);
     const match = /^\/([^/]+)\/([^/]+)\/archive\/(.+)\.tar\.gz$/.exec(new URL(req.url ?? "/", "http://forge").pathname);
     if (req.method !== "GET" || !match) return notFound("Not found. Archives are at /<owner>/<repo>/archive/<branch>.tar.gz.");
     const [owner, repo, branch] = match.slice(1).map((part) => safeDecode(part ?? ""));
@@ -73,6 +76,19 @@ export async function startDevForge(options: { root: string; port?: number; host
         server.close(() => done());
       }),
   };
+}
+
+/** Gitea's branch reply for `[owner, repo, branch]`: the head commit's id and message, or 404 as Gitea answers. */
+async function branchHead(root: string, [owner, repo, branch]: (string | null)[], res: import("node:http").ServerResponse): Promise<void> {
+  const missing = () => void res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ message: "branch does not exist" }));
+  if (!owner || !repo || !branch || !NAME.test(owner) || !NAME.test(repo) || branchProblem(branch) !== null) return missing();
+  const dir = repositoryDir(root, owner, repo);
+  if (dir === null) return missing();
+  const out = await git(dir, ["log", "-1", "--format=%H%n%B", `refs/heads/${branch}`]).catch(() => null);
+  if (out === null) return missing();
+  const newline = out.indexOf("\n");
+  const commit = { id: out.slice(0, newline), message: out.slice(newline + 1).replace(/\n+$/, "\n") };
+  res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ name: branch, commit }));
 }
 
 function safeDecode(part: string): string | null {

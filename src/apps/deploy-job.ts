@@ -3,7 +3,7 @@ import { describeError, log } from "../http/log";
 import { runtimeFor } from "../runtime";
 import { type ContainerRuntime, RuntimeUnavailableError } from "../runtime/types";
 import { fetchAndBuild } from "../source/build-step";
-import { commitFromTopFolder, fetchCommit, pickCommit } from "../source/commit";
+import { fetchCommit, pickCommit } from "../source/commit";
 import { appController } from "./app-controller";
 import { missingBuildFileMessage, resolveBuildFile } from "./contract/build-file";
 import { type ProbedPort, probedPort } from "./contract/expose";
@@ -193,7 +193,7 @@ async function buildImage(env: Env, runtime: ContainerRuntime, app: AppRow, depl
 
   const port = probedPort(built.dockerfile);
   await deployLog.step(`Image built; port ${port.port} (${port.reason})`);
-  const commit = pickCommit(commitFromTopFolder(built.topFolder ?? null), await fromApi);
+  const commit = pickCommit(built.commitSha ?? null, await fromApi);
   if (commit) await deployLog.step(`Commit ${commit.sha.slice(0, 12)}${commit.message ? `: ${commit.message.split("\n")[0]}` : ""}`);
   const digest = (await runtime.imageDigest?.(build.image).catch(() => null)) ?? null;
   const recorded = { commitSha: commit?.sha ?? null, commitMessage: commit?.message ?? null, imageDigest: digest, plan: app.plan };

@@ -62,7 +62,7 @@ export interface BuildStepInput {
 }
 
 export type BuildStepOutcome =
-  | { ok: true; image: string; dockerfile: string | null; topFolder?: string | null }
+  | { ok: true; image: string; dockerfile: string | null; commitSha?: string | null }
   | { ok: false; kind: "source_unavailable" | "build_file_missing" | "build_failed"; message: string; buildFiles?: string[] };
 
 /** Fetches, checks and builds a deploy's source, once per deploy whatever the number of tries. */
@@ -127,7 +127,7 @@ async function build(input: BuildStepInput): Promise<BuildStepOutcome> {
     const step = built.failedStep ? ` at ${built.failedStep}` : "";
     return { ok: false, kind: "build_failed", message: `The build failed${step}: ${built.error}` };
   }
-  return { ok: true, image: built.image, dockerfile: found?.dockerfile ?? null, topFolder: found?.topFolder ?? null };
+  return { ok: true, image: built.image, dockerfile: found?.dockerfile ?? null, commitSha: found?.commitSha ?? null };
 }
 
 type OpenSource =
@@ -207,7 +207,7 @@ async function reuse(input: BuildStepInput, note: string): Promise<BuildStepOutc
   await drained;
   source.done();
   const inspected = found instanceof Error || found === null ? null : found;
-  return { ok: true, image: input.tag, dockerfile: inspected?.dockerfile ?? null, topFolder: inspected?.topFolder ?? null };
+  return { ok: true, image: input.tag, dockerfile: inspected?.dockerfile ?? null, commitSha: inspected?.commitSha ?? null };
 }
 
 /** The inspection's result, its error, or null when it has not settled within `ms`. */

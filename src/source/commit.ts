@@ -1,6 +1,7 @@
 /**
- * The commit a deploy builds: its SHA and message, as the forge tells them. The archive's top
- * folder names the commit on GitHub (`<repo>-<sha>`) and GitLab (`<repo>-<ref>-<sha>`); the
+ * The commit a deploy builds: its SHA and message, as the forge tells them. The archive names the
+ * commit: every forge makes it with git archive, which writes the SHA in a pax `comment` record,
+ * and the top folder is `<repo>-<sha>` on GitHub and `<repo>-<ref>-<sha>` on GitLab; the
  * forge's API gives the branch's head commit with its message on all three (GitHub, GitLab,
  * Gitea/Forgejo). Reading the commit never fails a deploy: a forge that does not say leaves it
  * unknown.
@@ -22,6 +23,12 @@ const SHA = /^[0-9a-f]{40}$|^[0-9a-f]{64}$/;
 export function commitFromTopFolder(folder: string | null): string | null {
   const match = folder ? /-([0-9a-f]{40}|[0-9a-f]{64})$/.exec(folder) : null;
   return match ? match[1]! : null;
+}
+
+/** The commit an archive names: git archive's pax `comment` record when it is a SHA, else the top folder's. */
+export function commitFromArchive(paxComment: string | null, topFolder: string | null): string | null {
+  if (paxComment && SHA.test(paxComment)) return paxComment;
+  return commitFromTopFolder(topFolder);
 }
 
 /** Which forge API answers for a repository, read from its host like `archiveUrl` does. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { COMMIT_MESSAGE_MAX, type Commit, cleanMessage, commitApiUrl, commitFromApiReply, commitFromTopFolder, pickCommit } from "../../src/source/commit";
+import { COMMIT_MESSAGE_MAX, type Commit, cleanMessage, commitApiUrl, commitFromApiReply, commitFromArchive, commitFromTopFolder, pickCommit } from "../../src/source/commit";
 
 // Deploy history: "the commit SHA and message, read from the forge's archive (the top folder) or
 // its API". GitHub's codeload names the folder `<repo>-<sha>`, GitLab `<repo>-<ref>-<sha>`;
@@ -21,6 +21,17 @@ describe("commitFromTopFolder", () => {
     ["no folder (empty archive)", null, null],
   ])("%s", (_name, folder, expected) => {
     expect(commitFromTopFolder(folder)).toBe(expected);
+  });
+});
+
+describe("commitFromArchive", () => {
+  it.each<[string, string | null, string | null, string | null]>([
+    ["git archive's pax comment", SHA, "web-main", SHA],
+    ["the pax comment wins over the folder", SHA, `web-${OTHER}`, SHA],
+    ["a comment that is not a SHA: the folder's", "made by hand", `web-${OTHER}`, OTHER],
+    ["neither", null, "web", null],
+  ])("%s", (_name, pax, folder, expected) => {
+    expect(commitFromArchive(pax, folder)).toBe(expected);
   });
 });
 
