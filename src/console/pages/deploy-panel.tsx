@@ -87,7 +87,7 @@ export function DeployHistory(props: { appId: string; deploys: DeployView[]; loc
                       Log
                     </a>
                     {d.rollback_available && (
-                      <form method="post" action={`${deployPath(props.appId, d.id)}/rollback`} class="inline-form">
+                      <form method="post" action={`${deployPath(props.appId, d.id)}/rollback`}>
                         <Csrf token={props.csrfToken} />
                         <button type="submit" class="secondary" aria-label={`Roll back to deploy ${shortId(d.id)}`}>
                           Rollback
