@@ -101,10 +101,29 @@ export async function fetchCommit(repository: string, branch: string, options: {
       await res.body?.cancel().catch(() => undefined);
       return null;
     }
-    const text = await res.text();
-    if (text.length > MAX_REPLY_BYTES) return null;
-    return commitFromApiReply(JSON.parse(text));
+    const text = await boundedText(res, MAX_REPLY_BYTES);
+    return text === null ? null : commitFromApiReply(JSON.parse(text));
   } catch {
     return null;
   }
+}
+
+/** The body as text, or null once it passes `max` bytes (the rest is not read). */
+async function boundedText(res: Response, max: number): Promise<string | null> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    size += next.value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      return null;
+    }
+    chunks.push(next.value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) bytes.set(chunk, (at += chunk.byteLength) - chunk.byteLength);
+  return new TextDecoder().decode(bytes);
 }
