@@ -1,4 +1,5 @@
 import { env, exports as workerExports } from "cloudflare:workers";
+import { packTar } from "modern-tar";
 import { describe, expect, it } from "vitest";
 import { appController } from "../../src/apps/app-controller";
 import { appImageRepository } from "../../src/apps/launch";
@@ -210,6 +211,37 @@ describe("rollback", () => {
     expect((await history(client, app.id))[1]).toMatchObject({ id: older!.id, rollback_available: false });
     expect(await page(app.subdomain)).toEqual([200, "<p>y</p>"]);
     await client.call("DELETE", `/console/api/apps/${app.id}`);
+  }, 60_000);
+
+  it("a rollback whose instance crashes at start fails like a deploy: the old instance keeps serving, nothing is charged", async () => {
+    const { client, app } = await deployedApp(["<p>steady</p>"]);
+    // An earlier live deploy whose image now exits at once (as a crashing app would with today's variables).
+    const crashId = crypto.randomUUID();
+    const tag = `${appImageRepository(app.id)}:${crashId}`;
+    const files = { Dockerfile: 'FROM scratch\nCOPY busybox /bin/busybox\nEXPOSE 8080\nCMD ["/bin/busybox", "sh", "-c", "echo boom >&2; exit 3"]\n', busybox: "fake busybox" };
+    const context = await packTar(Object.entries(files).map(([name, body]) => ({ header: { name, size: new TextEncoder().encode(body).length, mode: 0o644 }, body })));
+    expect((await runtime().build({ context: new Blob([context]).stream(), dockerfile: "Dockerfile", tag })).ok).toBe(true);
+    await env.DB.prepare("INSERT INTO deploys (id, app_id, status, started_at, finished_at, image, port, port_source, port_reason) VALUES (?, ?, 'superseded', 1, 2, ?, 8080, 'expose', 'first EXPOSE line, 8080')")
+      .bind(crashId, app.id, tag)
+      .run();
+    const before = (await getApp(env, app.id))!;
+    const paid = await balance(client);
+
+    const { status, body } = await rollback(client, app.id, crashId);
+    expect(status).toBe(202);
+    const done = await waitForDeploy(client, app.id);
+    expect(done.latest_deploy).toMatchObject({ id: body.deploy.id, kind: "rollback", status: "failed", failure: { kind: "start_failed" } });
+    expect(done.status).toBe("running");
+    expect(await getApp(env, app.id)).toMatchObject({ instanceId: before.instanceId, liveDeployId: before.liveDeployId, image: before.image });
+    expect(await page(app.subdomain)).toEqual([200, "<p>steady</p>"]);
+    expect(await balance(client)).toBe(paid);
+    // Its image is not removed by the failure: it is still the earlier deploy's.
+    expect(await runtime().hasImage(tag)).toBe(true);
+    const log = await (await client.call("GET", `/console/api/apps/${app.id}/deploys/${body.deploy.id}/log`)).text();
+    expect(log).toContain("boom");
+    expect(log).toContain("Rollback failed: The container could not be started");
+    await client.call("DELETE", `/console/api/apps/${app.id}`);
+    expect(await runtime().hasImage(tag)).toBe(false);
   }, 60_000);
 
   it("is refused with CHANGE_IN_FLIGHT while a deploy runs, and other controls are refused while it runs", async () => {
