@@ -58,6 +58,8 @@ interface World {
   stopped: { at: number; periodEnd: number } | null;
   /** The last step brought the app from stopped to running. */
   started: boolean;
+  /** The last step was a rollback that ran (a refused one changes nothing, the renewal included). */
+  rolledBack: boolean;
 }
 
 async function newWorld(credit: number): Promise<World> {
@@ -77,7 +79,7 @@ async function newWorld(credit: number): Promise<World> {
     plan: "lite",
     createdAt: Date.now(),
   });
-  return { appId, accountId, now: Date.now(), deleted: false, stopped: null, started: false };
+  return { appId, accountId, now: Date.now(), deleted: false, stopped: null, started: false, rolledBack: false };
 }
 
 /** Waits until nothing is in flight for the app (a deploy's job or a variable switch has reported back). */
@@ -98,6 +100,7 @@ async function control(world: World, name: "stop" | "start" | "restart" | "deplo
 
 async function run(world: World, s: Step): Promise<void> {
   world.started = false;
+  world.rolledBack = false;
   const controller = appController(env, world.appId);
   const before = await getApp(env, world.appId);
   switch (s.kind) {
@@ -141,6 +144,7 @@ async function run(world: World, s: Step): Promise<void> {
       const result = await controller.rollback({ appId: world.appId, targetId: target.id, deployId: crypto.randomUUID(), now: world.now });
       await settled(world);
       if (result.outcome === "refused") expect(result.code).toBe("ROLLBACK_UNAVAILABLE");
+      world.rolledBack = result.outcome === "started";
       // No charge of its own: at most the renewal that was due before it ran.
       const periodRunning = before?.status === "running" && before.periodEnd !== null && world.now < before.periodEnd;
       if (periodRunning || before?.status !== "running") expect((await appCharges(env, world.appId)).length).toBe(chargesBefore);
@@ -198,7 +202,7 @@ async function check(world: World, s: Step): Promise<void> {
     expect(app.billingCharged).toBe(true);
     expect(app.stoppedSince).toBeNull();
     expect(app.paymentDue).toBe(false);
-    if (s.kind === "renew" || s.kind === "rollback" || world.started) expect(world.now).toBeLessThan(app.periodEnd!);
+    if (s.kind === "renew" || world.rolledBack || world.started) expect(world.now).toBeLessThan(app.periodEnd!);
   }
   if (app.status === "stopped" && app.billingCharged) expect(app.stoppedSince).not.toBeNull();
   // Rollback: every deploy that offers it still has its image; at most the last 5 live images stay
@@ -235,6 +239,19 @@ const FOUND: [number, Step[]][] = [
       { kind: "deploy", ok: true },
       { kind: "stop" },
       { kind: "deploy", ok: true },
+    ],
+  ],
+  [
+    5000,
+    [
+      { kind: "deploy", ok: true },
+      { kind: "clock", ms: 4457459081 },
+      { kind: "rollback", back: 6 },
+      { kind: "stop" },
+      { kind: "clock", ms: 14947515 },
+      { kind: "clock", ms: 74780052 },
+      { kind: "start" },
+      { kind: "deploy", ok: false },
     ],
   ],
 ];
