@@ -48,8 +48,7 @@ describe("console pages: deploy history and rollback", () => {
     const page = await client.page(`/console/apps/${id}`);
     const firstRow = rowOf(page, first!.id);
     expect(firstRow).toContain(`<code title="${SHA}">abcdefa</code> First page &lt;b&gt;bold&lt;/b&gt;`);
-    expect(firstRow).toContain(`<code title="${first!.image_digest}">${first!.image_digest.slice(7, 19)}</code>`);
-    expect(firstRow).toContain("Lite · env v0");
+    expect(firstRow).toContain(`image <code title="${first!.image_digest}">${first!.image_digest.slice(7, 19)}</code> · Lite · env v0`);
     expect(firstRow).toContain(`action="/console/apps/${id}/deploys/${first!.id}/rollback"`);
     expect(firstRow).toContain(`aria-label="Roll back to deploy ${first!.id.slice(0, 8)}">Rollback</button>`);
     expect(firstRow).toMatch(/<input type="hidden" name="_csrf" value="[^"]+"/);

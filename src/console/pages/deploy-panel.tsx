@@ -38,7 +38,10 @@ export function FailurePanel(props: { appId: string; deploy: DeployView; stillSe
   );
 }
 
-/** Every deploy of the app, newest first, each with its commit, image, log and, while its image is kept, Rollback. */
+/**
+ * Every deploy of the app, newest first, each with its commit, image, log and, while its image is
+ * kept, Rollback. When it finished is on its log page.
+ */
 export function DeployHistory(props: { appId: string; deploys: DeployView[]; locale: string; csrfToken: string }) {
   return (
     <section class="card" aria-labelledby="deploys-heading">
@@ -53,9 +56,7 @@ export function DeployHistory(props: { appId: string; deploys: DeployView[]; loc
                 <th scope="col">Deploy</th>
                 <th scope="col">Commit</th>
                 <th scope="col">Status</th>
-                <th scope="col">Image</th>
                 <th scope="col">Started</th>
-                <th scope="col">Finished</th>
                 <th scope="col">
                   <span class="visually-hidden">Actions</span>
                 </th>
@@ -66,6 +67,7 @@ export function DeployHistory(props: { appId: string; deploys: DeployView[]; loc
                 <tr data-deploy-id={d.id} data-deploy-kind={d.kind}>
                   <td>
                     <code title={d.id}>{shortId(d.id)}</code> <DeployKindLabel deploy={d} />
+                    <ImageLine deploy={d} />
                   </td>
                   <td data-commit="">
                     <CommitCell commit={d.commit} />
@@ -74,13 +76,7 @@ export function DeployHistory(props: { appId: string; deploys: DeployView[]; loc
                     <DeployStatusBadge status={d.status} />
                   </td>
                   <td>
-                    <ImageCell deploy={d} />
-                  </td>
-                  <td>
                     <DateTime iso={d.started_at} locale={props.locale} />
-                  </td>
-                  <td>
-                    <DateTime iso={d.finished_at} locale={props.locale} never="—" />
                   </td>
                   <td class="actions-cell">
                     <a href={deployPath(props.appId, d.id)} aria-label={`Log of deploy ${shortId(d.id)}`}>
@@ -124,15 +120,21 @@ function CommitCell(props: { commit: DeployView["commit"] }) {
   );
 }
 
-/** The image's digest, short, and the plan and variable set version it ran with. */
-function ImageCell(props: { deploy: DeployView }) {
+/** Under the deploy's id: its image's digest, short, and the plan and variable set version it ran with. */
+function ImageLine(props: { deploy: DeployView }) {
   const { deploy } = props;
   const digest = deploy.image_digest?.replace(/^sha256:/, "").slice(0, 12);
   const ran = [deploy.plan ? planLabel(deploy.plan) : null, deploy.env_version !== null ? `env v${deploy.env_version}` : null].filter(Boolean).join(" · ");
+  if (!digest && !ran) return null;
   return (
-    <span>
-      {digest ? <code title={deploy.image_digest ?? undefined}>{digest}</code> : "—"}
-      {ran && <span class="hint"> {ran}</span>}
+    <span class="hint deploy-image" data-image="">
+      {digest && (
+        <>
+          image <code title={deploy.image_digest ?? undefined}>{digest}</code>
+        </>
+      )}
+      {digest && ran ? " · " : ""}
+      {ran}
     </span>
   );
 }

@@ -65,7 +65,8 @@ button.small, .button.small { padding: 4px 10px; font-size: .9em; }
 .row-actions form { margin: 0; }
 .actions-cell { text-align: right; white-space: nowrap; }
 .actions-cell form { display: inline-block; margin-left: 10px; }
-td[data-commit] { min-width: 14rem; }
+td[data-commit] { min-width: 9rem; }
+.deploy-image { display: block; }
 .badge[data-kind] { white-space: nowrap; background: #f2f4f7; border-color: #d0d5dd; color: var(--muted); }
 
 table { width: 100%; border-collapse: collapse; font-size: .95em; }
