@@ -4,7 +4,8 @@
  * `git archive --format=tar.gz --prefix=<repo>-<branch>/ <branch>` (a `/` in the branch becomes
  * `-` in the folder), streamed, for git repositories at `<root>/<owner>/<repo>` (bare or not, with
  * or without `.git`). So a repository address `http://127.0.0.1:<port>/<owner>/<repo>` works with
- * `archiveUrl` like any Gitea one.
+ * `archiveUrl` like any Gitea one. Gitea's branch API, `GET /api/v1/repos/<owner>/<repo>/branches/<branch>`,
+ * answers `{name, commit: {id, message}}` with the branch's head commit, as deploys read it.
  *
  * Like Gitea it also has:
  * - private repositories: a repository whose git directory holds a `forge-token` file is
@@ -63,6 +64,15 @@ export async function startDevForge(options: { root: string; port?: number; host
     const path = new URL(req.url ?? "/", "http://forge").pathname;
     const hooks = /^\/api\/v1\/repos\/([^/]+)\/([^/]+)\/hooks$/.exec(path);
     if (hooks) return void hookRoute(root, heads, req, res, hooks[1]!, hooks[2]!);
+    const branches = /^\/api\/v1\/repos\/([^/]+)\/([^/]+)\/branches\/(.+)$/.exec(path);
+    if (req.method === "GET" && branches) {
+      const [owner, repo] = branches.slice(1).map((part) => safeDecode(part ?? ""));
+      const dir = owner && repo && NAME.test(owner) && NAME.test(repo) ? repositoryDir(root, owner, repo) : null;
+      const token = dir === null ? null : privateToken(dir);
+      // A private repository's branches are told only to its token, as its archives are.
+      if (token !== null && req.headers.authorization !== `token ${token}`) return notFound("branch does not exist");
+      return void branchHead(root, branches.slice(1).map((part) => safeDecode(part ?? "")), res);
+    }
     const api = /^\/api\/v1\/repos\/([^/]+)\/([^/]+)\/archive\/(.+)\.tar\.gz$/.exec(path);
     const match = api ?? /^\/([^/]+)\/([^/]+)\/archive\/(.+)\.tar\.gz$/.exec(path);
     if (req.method !== "GET" || !match) return notFound("Not found. Archives are at /<owner>/<repo>/archive/<branch>.tar.gz.");
@@ -226,6 +236,19 @@ async function deliverPush(hook: ForgeHook, payload: string): Promise<number | n
   } catch {
     return null;
   }
+}
+
+/** Gitea's branch reply for `[owner, repo, branch]`: the head commit's id and message, or 404 as Gitea answers. */
+async function branchHead(root: string, [owner, repo, branch]: (string | null)[], res: import("node:http").ServerResponse): Promise<void> {
+  const missing = () => void res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ message: "branch does not exist" }));
+  if (!owner || !repo || !branch || !NAME.test(owner) || !NAME.test(repo) || branchProblem(branch) !== null) return missing();
+  const dir = repositoryDir(root, owner, repo);
+  if (dir === null) return missing();
+  const out = await git(dir, ["log", "-1", "--format=%H%n%B", `refs/heads/${branch}`]).catch(() => null);
+  if (out === null) return missing();
+  const newline = out.indexOf("\n");
+  const commit = { id: out.slice(0, newline), message: out.slice(newline + 1).replace(/\n+$/, "\n") };
+  res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ name: branch, commit }));
 }
 
 function safeDecode(part: string): string | null {

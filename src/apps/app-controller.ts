@@ -4,7 +4,7 @@ import { getConfig } from "../config";
 import { describeError, log } from "../http/log";
 import { runtimeFor } from "../runtime";
 import { type ContainerRuntime, type Instance, RuntimeUnavailableError } from "../runtime/types";
-import { type Control, type ControlDecision, type ControlResult, type DeployResult, DEPLOY_IN_PROGRESS_MESSAGE, DEPLOY_DEADLINE_MS, type InFlight } from "./controls";
+import { type Control, type ControlDecision, type ControlResult, type DeployResult, CHANGE_IN_FLIGHT_MESSAGE, DEPLOY_IN_PROGRESS_MESSAGE, DEPLOY_DEADLINE_MS, type InFlight } from "./controls";
 import { type InFlightRecord, NOT_CURRENT, NO_ENGINE, type Refusal, capacityRefusal, decideControl, nextAlarm, refusal } from "./controls";
 import { type SwitchOutcome, launchAndSwitch, liveSpec, retirePolicy } from "./launch";
 import { healthSettings, stepHealth } from "./health";
@@ -15,6 +15,7 @@ import { type SettingsOutcome, changeAppSettings } from "./service";
 import type { AppSettingsRequest } from "./settings";
 import { type AppRow, deployById, failDeployRecord, getApp, instanceColumns, recordLive, updateApp } from "./store";
 import { teardownApp } from "./teardown";
+import { type RollbackResult, prepareRollback, pruneImages, repointStopped, switchRunning } from "./rollback";
 import { renewIfDue, renewalTime } from "../billing/renewal";
 import { recordDeploy, recordStart, startRefusal, stopColumns } from "../billing/app-events";
 import { type EnvApplyRunner, type EnvSaveResult, ENV_APPLY_DEADLINE_MS, envApplyTimedOut, saveEnvSet } from "../envvars/save";
@@ -157,10 +158,13 @@ export class AppController extends DurableObject<Env> {
       const builtOnly = input.instance === null && app.status === "stopped";
       outcome =
         (input.instance !== null || builtOnly) && (await recordLive(this.env, deploy, app, set, input.replaces, input.now))
-          ? { switched: true, replaced: { instanceId: builtOnly ? null : app.instanceId, image: builtOnly ? null : app.image, serving: app.status === "running" } }
+          ? { switched: true, replaced: { instanceId: builtOnly ? null : app.instanceId, image: null, serving: app.status === "running" } }
           : { switched: false, reason: NOT_CURRENT };
     }
     this.#clear(current);
+    // The replaced image stays for rollback; only images older than the last live deploys go.
+    const runtime = this.#runtime();
+    if (outcome.switched && runtime && deploy) this.ctx.waitUntil(pruneImages(this.env, deploy.appId, runtime).catch((err: unknown) => log("warn", "images not pruned", { app_id: deploy.appId, ...describeError(err) })));
     await this.#reschedule(Date.now());
     return outcome;
   }
@@ -338,6 +342,35 @@ export class AppController extends DurableObject<Env> {
         this.ctx.waitUntil(apply().then(async () => void (this.#clear(mark) && (await this.#reschedule(Date.now())))));
       } else this.#clear(mark);
     }
+  }
+
+  /**
+   * Rollback to an earlier deploy's image (src/apps/rollback.ts): recorded as a deploy of kind
+   * `rollback` under the deploy mark, refused like Stop or Start while any change is in flight
+   * (CHANGE_IN_FLIGHT). A running app switches in the background, the mark held until it has or
+   * has failed; a stopped one only takes the image for its next Start.
+   */
+  async rollback(input: { appId: string; targetId: string; deployId: string; now: number }): Promise<RollbackResult> {
+    const result = await this.#control(
+      "deploy",
+      input.appId,
+      input.now,
+      async (app): Promise<RollbackResult> => {
+        const runtime = this.#runtime();
+        if (!runtime) return NO_ENGINE;
+        const steps = { complete: (step: Parameters<AppController["completeDeploy"]>[0]) => this.completeDeploy(step), fail: (step: Parameters<AppController["failDeploy"]>[0]) => this.failDeploy(step) };
+        const prepared = await prepareRollback(this.env, { app, targetId: input.targetId, deployId: input.deployId, now: input.now, runtime });
+        if ("outcome" in prepared) return prepared;
+        if (prepared.plan === "repoint") await repointStopped(prepared, steps, input.now);
+        else {
+          await this.#reschedule(input.now);
+          this.ctx.waitUntil(switchRunning(this.env, runtime, prepared, steps));
+        }
+        return { outcome: "started", deployId: input.deployId };
+      },
+      { deployId: input.deployId, keepMark: true },
+    );
+    return result.outcome === "already_deploying" ? { outcome: "refused", code: "CHANGE_IN_FLIGHT", message: CHANGE_IN_FLIGHT_MESSAGE } : result;
   }
 
   /** Delete: instance, images, logs and record removed; cannot be undone. */

@@ -4,6 +4,7 @@ import { describeError, log } from "../http/log";
 import { runtimeFor } from "../runtime";
 import { type ContainerRuntime, RuntimeUnavailableError } from "../runtime/types";
 import { fetchAndBuild } from "../source/build-step";
+import { fetchCommit, pickCommit } from "../source/commit";
 import { appController } from "./app-controller";
 import { missingBuildFileMessage, resolveBuildFile } from "./contract/build-file";
 import { type ProbedPort, probedPort } from "./contract/expose";
@@ -173,6 +174,8 @@ async function buildImage(env: Env, runtime: ContainerRuntime, app: AppRow, depl
     }
   }
 
+  // The forge's API is asked for the branch head while the archive is fetched and built.
+  const fromApi = fetchCommit(app.repository, app.branch, { policy: { allowLocal: config.ALLOW_LOCAL_SOURCES }, fetch: options.fetch, token });
   const built = await fetchAndBuild({
     runtime,
     repository: app.repository,
@@ -205,8 +208,12 @@ async function buildImage(env: Env, runtime: ContainerRuntime, app: AppRow, depl
 
   const port = probedPort(built.dockerfile);
   await deployLog.step(`Image built; port ${port.port} (${port.reason})`);
+  const commit = pickCommit(built.commitSha ?? null, await fromApi);
+  if (commit) await deployLog.step(`Commit ${commit.sha.slice(0, 12)}${commit.message ? `: ${commit.message.split("\n")[0]}` : ""}`);
+  const digest = (await runtime.imageDigest?.(build.image).catch(() => null)) ?? null;
+  const recorded = { commitSha: commit?.sha ?? null, commitMessage: commit?.message ?? null, imageDigest: digest, plan: app.plan };
   // Only a deploy still in flight moves on: one failed meanwhile (dead-letter queue, deadline) stays failed.
-  const current = await updateRunningDeploy(env, deploy.id, { status: "starting", image: build.image, port: port.port, portSource: port.source, portReason: port.reason });
+  const current = await updateRunningDeploy(env, deploy.id, { status: "starting", image: build.image, port: port.port, portSource: port.source, portReason: port.reason, ...recorded });
   if (!current) {
     await runtime.removeImage(build.image).catch(() => undefined);
     return { ok: false, failure: { kind: "interrupted", message: "The deploy was ended before it finished." } };

@@ -8,6 +8,7 @@ import { iso, isUuid } from "../lib/time";
 import { instanceHealth } from "../runtime/instance-settings";
 import type { Instance, InstanceRunState } from "../runtime/types";
 import { type HealthView, viewHealth, viewHealthCheck } from "./health";
+import { rollbackAvailable } from "./history";
 import type { PlanId } from "./plans";
 
 /**
@@ -208,11 +209,13 @@ export async function recordLive(env: Env, deploy: DeployRow, app: AppRow, set: 
   const db = database(env);
   const landed = sql`EXISTS (SELECT 1 FROM ${apps} WHERE ${apps.id} = ${app.id} AND ${apps.liveDeployId} = ${deploy.id})`;
   const columns = { ...set, image: deploy.image, liveDeployId: deploy.id, port: deploy.port, portSource: deploy.portSource, portReason: deploy.portReason };
+  // What it went live with: the plan, and the variable set its instance started with (none when built only).
+  const record = { plan: set.plan ?? app.plan, envVersion: set.envAppliedVersion ?? null };
   const [switched] = await db.batch([
     db.update(apps).set(columns).where(appWhere(app.id, { instanceId: replaces })).returning({ id: apps.id }),
     db
       .update(deploys)
-      .set({ status: "live", finishedAt: now, instanceId: set.instanceId ?? null })
+      .set({ status: "live", finishedAt: now, instanceId: set.instanceId ?? null, ...record })
       .where(and(eq(deploys.id, deploy.id), landed)),
     db
       .update(deploys)
@@ -220,6 +223,48 @@ export async function recordLive(env: Env, deploy: DeployRow, app: AppRow, set: 
       .where(and(eq(deploys.id, app.liveDeployId ?? ""), eq(deploys.status, "live"), landed)),
   ]);
   return switched.length === 1;
+}
+
+/**
+ * A rollback's deploy record, `starting`: the earlier deploy's image, port and commit, run again
+ * (src/apps/history.ts). Written with the app's change mark held.
+ */
+export async function insertRollbackDeploy(env: Env, input: { id: string; from: DeployRow; now: number }): Promise<DeployRow> {
+  const { from } = input;
+  const row = {
+    id: input.id,
+    appId: from.appId,
+    status: "starting" as const,
+    kind: "rollback" as const,
+    startedAt: input.now,
+    image: from.image,
+    port: from.port,
+    portSource: from.portSource,
+    portReason: from.portReason,
+    commitSha: from.commitSha,
+    commitMessage: from.commitMessage,
+    imageDigest: from.imageDigest,
+    rollbackOf: from.id,
+  };
+  await database(env).insert(deploys).values(row);
+  return (await deployById(env, input.id))!;
+}
+
+/** The app's deploys as the keep rule sees them (src/apps/history.ts imagesToKeep). */
+export async function imageHistory(env: Env, appId: string) {
+  return database(env)
+    .select({ image: deploys.image, status: deploys.status, imageRemoved: deploys.imageRemoved, finishedAt: deploys.finishedAt })
+    .from(deploys)
+    .where(eq(deploys.appId, appId));
+}
+
+/** Every deploy of the app that ran one of `images` no longer has it: no rollback to them. */
+export async function markImagesRemoved(env: Env, appId: string, images: string[]): Promise<void> {
+  if (images.length === 0) return;
+  await database(env)
+    .update(deploys)
+    .set({ imageRemoved: true })
+    .where(and(eq(deploys.appId, appId), inArray(deploys.image, images)));
 }
 
 /** Every image and instance the app's deploys name, for Delete. */
@@ -254,7 +299,19 @@ export const DEPLOY_RUNNING: readonly DeployStatus[] = ["building", "starting"];
 export interface DeployView {
   id: string;
   status: DeployStatus;
+  /** `deploy` (Deploy pressed), `rollback` (an earlier deploy's image run again) or `push` (a push to the branch). */
   kind: DeployKind;
+  /** The commit built, when the forge said; a rollback carries the commit of the image it runs. */
+  commit: { sha: string; message: string } | null;
+  /** The engine's id of the image (`sha256:...`). */
+  image_digest: string | null;
+  /** The plan and the variable set version its instance started with (null until it went live). */
+  plan: string | null;
+  env_version: number | null;
+  /** For a rollback: the deploy whose image it runs. */
+  rollback_of: string | null;
+  /** Its image is kept and it is not the one the app runs now (src/apps/history.ts). */
+  rollback_available: boolean;
   started_at: string;
   finished_at: string | null;
   port: number | null;
@@ -263,11 +320,18 @@ export interface DeployView {
   failure?: { kind: string; message: string };
 }
 
-export function viewDeploy(row: DeployRow): DeployView {
+/** A deploy as the JSON shows it; `app` (its live deploy) decides `rollback_available`. */
+export function viewDeploy(row: DeployRow, app: { liveDeployId: string | null }): DeployView {
   return {
     id: row.id,
     status: row.status,
     kind: row.kind,
+    commit: row.commitSha ? { sha: row.commitSha, message: row.commitMessage ?? "" } : null,
+    image_digest: row.imageDigest,
+    plan: row.plan,
+    env_version: row.envVersion,
+    rollback_of: row.rollbackOf,
+    rollback_available: rollbackAvailable(row, app.liveDeployId),
     started_at: iso(row.startedAt),
     finished_at: row.finishedAt === null ? null : iso(row.finishedAt),
     port: row.port,
@@ -389,7 +453,7 @@ export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: 
     port_source: row.portSource,
     port_reason: row.portReason,
     created_at: iso(row.createdAt),
-    latest_deploy: latest ? viewDeploy(latest) : null,
+    latest_deploy: latest ? viewDeploy(latest, row) : null,
     env: viewEnvState(row),
     billing: viewBilling(row),
     instance,

@@ -223,8 +223,7 @@ export const appEnvVars = sqliteTable(
 
 export const DEPLOY_STATUSES = ["building", "starting", "live", "failed", "superseded"] as const;
 export type DeployStatus = (typeof DEPLOY_STATUSES)[number];
-
-/** What started a deploy: the console's Deploy, a rollback, or a push to the deploy branch. */
+/** How a deploy came about: Deploy pressed, Rollback to an earlier deploy's image, or a push to the branch. */
 export const DEPLOY_KINDS = ["deploy", "rollback", "push"] as const;
 export type DeployKind = (typeof DEPLOY_KINDS)[number];
 
@@ -236,7 +235,6 @@ export const deploys = sqliteTable(
       .notNull()
       .references(() => apps.id, { onDelete: "cascade" }),
     status: text("status", { enum: DEPLOY_STATUSES }).notNull(),
-    kind: text("kind", { enum: DEPLOY_KINDS }).notNull().default("deploy"),
     startedAt: integer("started_at").notNull(),
     finishedAt: integer("finished_at"),
     /** Tries of the deploy job so far (a crashed job is retried by the queue). */
@@ -255,6 +253,19 @@ export const deploys = sqliteTable(
     buildAliveAt: integer("build_alive_at"),
     /** The red panel: what the log says went wrong (JSON `{kind, message}`). */
     failure: text("failure", { mode: "json" }).$type<{ kind: string; message: string }>(),
+    kind: text("kind", { enum: DEPLOY_KINDS }).notNull().default("deploy"),
+    /** The commit built (the forge's archive folder or API); null when the forge did not say. */
+    commitSha: text("commit_sha"),
+    commitMessage: text("commit_message"),
+    /** The engine's id of the built image (`sha256:...`). */
+    imageDigest: text("image_digest"),
+    /** The plan and the variable set version the deploy's instance was started with. */
+    plan: text("plan"),
+    envVersion: integer("env_version"),
+    /** The image was removed (older than the last live deploys kept for rollback): no rollback to it. */
+    imageRemoved: integer("image_removed", { mode: "boolean" }).notNull().default(false),
+    /** For a rollback: the deploy whose image it runs again. */
+    rollbackOf: text("rollback_of"),
   },
   (t) => [index("deploys_app_idx").on(t.appId, t.startedAt)],
 );

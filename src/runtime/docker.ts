@@ -241,6 +241,13 @@ export class DockerRuntime implements ContainerRuntime {
     return res.ok;
   }
 
+  async imageDigest(image: string): Promise<string | null> {
+    const res = await this.client.request("GET", `/images/${imagePath(image)}/json`, { accept: [404] });
+    if (!res.ok) return void (await res.arrayBuffer()), null;
+    const body = (await res.json()) as { Id?: unknown };
+    return typeof body.Id === "string" ? body.Id : null;
+  }
+
   /** A missing instance has no logs: "" rather than an error, as after a delete. */
   async logs(id: string, options: { tail?: number } = {}): Promise<string> {
     const tail = options.tail === undefined ? "all" : String(Math.max(0, Math.floor(options.tail)));

@@ -318,6 +318,10 @@ export class SwarmRuntime implements ContainerRuntime {
     return this.local.hasImage(image);
   }
 
+  imageDigest(image: string): Promise<string | null> {
+    return this.local.imageDigest(image);
+  }
+
   /** Every task's output (tasks on any node), the last `tail` lines; a missing service has none. */
   async logs(id: string, options: { tail?: number } = {}): Promise<string> {
     const tail = options.tail === undefined ? "all" : String(Math.max(0, Math.floor(options.tail)));

@@ -228,6 +228,8 @@ export interface ContainerRuntime {
   images(repository: string): Promise<string[]>;
   /** Whether an image exists. */
   hasImage(image: string): Promise<boolean>;
+  /** The engine's id of an image (`sha256:...`), or null when it does not exist. */
+  imageDigest?(image: string): Promise<string | null>;
   /** The instance's own output (stdout and stderr interleaved as text), the last `tail` lines. */
   logs(id: string, options?: { tail?: number }): Promise<string>;
   /**

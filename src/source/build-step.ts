@@ -66,7 +66,7 @@ export interface BuildStepInput {
 }
 
 export type BuildStepOutcome =
-  | { ok: true; image: string; dockerfile: string | null }
+  | { ok: true; image: string; dockerfile: string | null; commitSha?: string | null }
   | { ok: false; kind: "source_unavailable" | "build_file_missing" | "build_failed"; message: string; buildFiles?: string[] };
 
 /** Fetches, checks and builds a deploy's source, once per deploy whatever the number of tries. */
@@ -132,7 +132,7 @@ async function build(input: BuildStepInput): Promise<BuildStepOutcome> {
     const step = built.failedStep ? ` at ${built.failedStep}` : "";
     return { ok: false, kind: "build_failed", message: `The build failed${step}: ${built.error}` };
   }
-  return { ok: true, image: built.image, dockerfile: found?.dockerfile ?? null };
+  return { ok: true, image: built.image, dockerfile: found?.dockerfile ?? null, commitSha: found?.commitSha ?? null };
 }
 
 type OpenSource =
@@ -211,7 +211,8 @@ async function reuse(input: BuildStepInput, note: string): Promise<BuildStepOutc
   const found = await settled(source.inspection, INSPECTION_GRACE_MS * 3);
   await drained;
   source.done();
-  return { ok: true, image: input.tag, dockerfile: found instanceof Error || found === null ? null : found.dockerfile };
+  const inspected = found instanceof Error || found === null ? null : found;
+  return { ok: true, image: input.tag, dockerfile: inspected?.dockerfile ?? null, commitSha: inspected?.commitSha ?? null };
 }
 
 /** The inspection's result, its error, or null when it has not settled within `ms`. */

@@ -7,6 +7,7 @@
  */
 import { createTarDecoder, createTarPacker, type ParsedTarEntry, type TarHeader, type TarPackController } from "modern-tar";
 import { isBuildFileName, normalizeRepoPath } from "../apps/contract/build-file";
+import { commitFromArchive } from "./commit";
 import { type SourceCaps, type SourceTally, sourceCapRefusal } from "./limits";
 
 /** A build file larger than this is not a Dockerfile anyone wrote; its text is not kept in memory. */
@@ -29,6 +30,11 @@ export interface ArchiveInspection {
   dockerfile: string | null;
   /** Every build file in the repository (`isBuildFileName`), repository-relative, sorted. */
   buildFiles: string[];
+  /**
+   * The commit the archive names, or null: git archive's pax `comment` record (every forge's
+   * archive is made by it), else a top folder named `<repo>-<sha>` (GitHub, GitLab).
+   */
+  commitSha: string | null;
 }
 
 /** An archive refused by a source cap or deadline: `message` is the red panel's whole sentence. */
@@ -87,12 +93,14 @@ async function copyEntries(tar: ReadableStream<Uint8Array>, packer: TarPackContr
   const buildFiles: string[] = [];
   let dockerfile: string | null = null;
   let top: string | null = null;
+  let paxComment: string | null = null;
   try {
     for (let next = await entries.read(); !next.done; next = await entries.read()) {
       const entry = next.value;
       tally.entries++;
       checkCaps(tally, options.caps);
       const type = entry.header.type ?? "file";
+      paxComment ??= entry.header.pax?.comment ?? null;
       const path = repositoryPath(entry.header.name, (top ??= topFolder(entry.header.name)), type);
       if (path !== "" && (type === "file" || type === "symlink") && isBuildFileName(path.slice(path.lastIndexOf("/") + 1))) {
         buildFiles.push(path);
@@ -120,7 +128,7 @@ async function copyEntries(tar: ReadableStream<Uint8Array>, packer: TarPackContr
     await entries.cancel(err).catch(() => undefined);
     throw err;
   }
-  return { dockerfile, buildFiles: buildFiles.sort() };
+  return { dockerfile, buildFiles: buildFiles.sort(), commitSha: commitFromArchive(paxComment, top) };
 }
 
 function checkCaps(tally: SourceTally, caps: SourceCaps | undefined): void {

@@ -80,6 +80,6 @@ export const webhookRoutes = new Hono<AppEnv>().post(
     if (result.outcome === "duplicate") return c.json({ success: true, deployed: false, reason: "This delivery was received before; it does not deploy twice." }, 200);
     if (result.outcome === "refused") throw new ApiError(result.code as ErrorCode, result.message);
     const deploy = await getDeploy(c.env, app.id, result.deployId);
-    return c.json({ success: true, deployed: result.outcome === "started", deploy: deploy ? viewDeploy(deploy) : { id: result.deployId, status: "building" } }, 202);
+    return c.json({ success: true, deployed: result.outcome === "started", deploy: deploy ? viewDeploy(deploy, app) : { id: result.deployId, status: "building" } }, 202);
   },
 );

@@ -7,6 +7,7 @@ import { commitFiles, createRepository, startDevForge, type DevForge } from "../
 import { resolveBuildFile } from "../../src/apps/contract/build-file";
 import { probedPort } from "../../src/apps/contract/expose";
 import { buildContextFromArchive } from "../../src/source/context";
+import { commitApiUrl } from "../../src/source/commit";
 import { archiveUrl, normalizeRepository, repositoryProblem } from "../../src/source/forge";
 
 // A real git repository, served by the dev forge as a forge archive, becomes the build context of
@@ -65,17 +66,23 @@ describe("dev forge", () => {
     expect((byName.get("Dockerfile")?.header.mode ?? 0) & 0o111).toBe(0);
     expect(byName.get("current")?.header).toMatchObject({ type: "symlink", linkname: "run.sh" });
     expect(new TextDecoder().decode(byName.get("src/index.js")?.data)).toBe("console.log(1)\n");
-    expect(inspection).toEqual({ dockerfile: "FROM node:22\nEXPOSE 3000\n", buildFiles: ["api/Dockerfile", "web.Dockerfile"] });
+    expect(inspection).toEqual({ dockerfile: "FROM node:22\nEXPOSE 3000\n", buildFiles: ["api/Dockerfile", "web.Dockerfile"], commitSha: expect.stringMatching(/^[0-9a-f]{40}$/) });
     expect(probedPort(inspection.dockerfile)).toEqual({ port: 3000, source: "expose", reason: "first EXPOSE line, 3000" });
   });
 
   it("serves later commits, on a branch whose name has a slash", async () => {
-    await commitFiles(root, "acme", "shop", { "api/Dockerfile": "FROM node:24\n" }, { branch: "feature/node-24", remove: ["web.Dockerfile"] });
+    const sha = await commitFiles(root, "acme", "shop", { "api/Dockerfile": "FROM node:24\n" }, { branch: "feature/node-24", remove: ["web.Dockerfile"], message: "Node 24\n\nFor the API." });
     const { inspection } = await contextOf("feature/node-24", "", "api/Dockerfile");
-    expect(inspection).toEqual({ dockerfile: "FROM node:24\n", buildFiles: ["api/Dockerfile"] });
+    expect(inspection).toEqual({ dockerfile: "FROM node:24\n", buildFiles: ["api/Dockerfile"], commitSha: sha });
     // main is untouched.
     const main = await contextOf("main", "", "");
-    expect(main.inspection).toEqual({ dockerfile: null, buildFiles: ["api/Dockerfile", "web.Dockerfile"] });
+    expect(main.inspection).toEqual({ dockerfile: null, buildFiles: ["api/Dockerfile", "web.Dockerfile"], commitSha: expect.stringMatching(/^[0-9a-f]{40}$/) });
+    expect(main.inspection.commitSha).not.toBe(sha);
+    // Gitea's branch API gives the head commit with its message, as deploys read it.
+    const res = await fetch(commitApiUrl(repository, "feature/node-24"));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ name: "feature/node-24", commit: { id: sha, message: "Node 24\n\nFor the API.\n" } });
+    expect((await fetch(commitApiUrl(repository, "nope"))).status).toBe(404);
   });
 
   it.each([

@@ -8,7 +8,9 @@
  * stranger), one with another token 401. Private archives live at Gitea's API path
  * `/api/v1/repos/<owner>/<repo>/archive/<branch>.tar.gz`. `GET /_seen?path=<path>` lists the
  * Authorization headers the forge received at a path (null for none), so a test can show which
- * hop got the token. The forge is outside the project, so it is
+ * hop got the token. The Gitea/Forgejo branch API
+ * `GET /api/v1/repos/<owner>/<repo>/branches/<branch>` answers what a test PUT there (the
+ * commit a deploy records). The forge is outside the project, so it is
  * faked at its HTTP boundary; the dev forge (scripts/dev-forge.ts) serves real git repositories
  * to the end-to-end tests.
  */
@@ -34,7 +36,8 @@ export async function startFakeForge(): Promise<FakeForge> {
     }
     if (req.method === "GET") seen.set(path, [...(seen.get(path) ?? []), req.headers.authorization ?? null]);
     const required = tokens.get(path);
-    if (!/^(\/api\/v1\/repos)?\/[^/]+\/[^/]+\/archive\/.+\.tar\.gz$/.test(path) && !path.startsWith("/hop/")) {
+    const api = /^\/api\/v1\/repos\/[^/]+\/[^/]+\/branches\/.+$/.test(path);
+    if (!/^(\/api\/v1\/repos)?\/[^/]+\/[^/]+\/archive\/.+\.tar\.gz$/.test(path) && !path.startsWith("/hop/") && !api) {
       res.writeHead(404, { "Content-Type": "text/plain" }).end("Not found\n");
     } else if (req.method === "PUT" && typeof req.headers["x-redirect-to"] === "string") {
       redirects.set(path, { status: Number(req.headers["x-redirect-status"] ?? 302), location: req.headers["x-redirect-to"] });
@@ -64,7 +67,7 @@ export async function startFakeForge(): Promise<FakeForge> {
       });
     } else if (req.method === "GET" && archives.has(path)) {
       const body = archives.get(path)!;
-      res.writeHead(200, { "Content-Type": "application/gzip", "Content-Length": body.length }).end(body);
+      res.writeHead(200, { "Content-Type": api ? "application/json" : "application/gzip", "Content-Length": body.length }).end(body);
     } else {
       res.writeHead(404, { "Content-Type": "text/plain" }).end("Not found\n");
     }

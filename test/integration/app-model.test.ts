@@ -3,7 +3,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { appController } from "../../src/apps/app-controller";
 import { APP_ID_LABEL, appImageRepository } from "../../src/apps/launch";
-import { getApp, insertApp } from "../../src/apps/store";
+import { KEPT_LIVE_IMAGES, rollbackAvailable } from "../../src/apps/history";
+import { getApp, insertApp, listDeploys } from "../../src/apps/store";
 import { insertAccount } from "../../src/auth/accounts";
 import { addCredit, appCharges, walletBalance, readWallet } from "../../src/billing/ledger";
 import { runtimeFromUrl } from "../../src/runtime";
@@ -26,7 +27,9 @@ type Step =
   | { kind: "env"; value: string }
   | { kind: "clock"; ms: number }
   | { kind: "credit"; amount: number }
-  | { kind: "race"; a: "stop" | "start" | "restart" | "deploy"; b: "stop" | "start" | "restart" | "deploy" };
+  | { kind: "race"; a: "stop" | "start" | "restart" | "deploy"; b: "stop" | "start" | "restart" | "deploy" }
+  /** Rollback to the `back`-th most recent deploy that went live (modulo how many did). */
+  | { kind: "rollback"; back: number };
 
 const controlName = fc.constantFrom("stop" as const, "start" as const, "restart" as const, "deploy" as const);
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -39,6 +42,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.oneof(fc.integer({ min: MINUTE, max: DAY }), fc.integer({ min: DAY, max: 120 * DAY })).map((ms) => ({ kind: "clock" as const, ms })) },
   { weight: 2, arbitrary: fc.constantFrom(300, 1200, 5000).map((amount) => ({ kind: "credit" as const, amount })) },
   { weight: 1, arbitrary: fc.tuple(controlName, controlName).map(([a, b]) => ({ kind: "race" as const, a, b })) },
+  { weight: 2, arbitrary: fc.integer({ min: 0, max: 6 }).map((back) => ({ kind: "rollback" as const, back })) },
 );
 
 let goodRepository = "";
@@ -54,6 +58,8 @@ interface World {
   stopped: { at: number; periodEnd: number } | null;
   /** The last step brought the app from stopped to running. */
   started: boolean;
+  /** The last step was a rollback that ran (a refused one changes nothing, the renewal included). */
+  rolledBack: boolean;
 }
 
 async function newWorld(credit: number): Promise<World> {
@@ -73,7 +79,7 @@ async function newWorld(credit: number): Promise<World> {
     plan: "lite",
     createdAt: Date.now(),
   });
-  return { appId, accountId, now: Date.now(), deleted: false, stopped: null, started: false };
+  return { appId, accountId, now: Date.now(), deleted: false, stopped: null, started: false, rolledBack: false };
 }
 
 /** Waits until nothing is in flight for the app (a deploy's job or a variable switch has reported back). */
@@ -94,6 +100,7 @@ async function control(world: World, name: "stop" | "start" | "restart" | "deplo
 
 async function run(world: World, s: Step): Promise<void> {
   world.started = false;
+  world.rolledBack = false;
   const controller = appController(env, world.appId);
   const before = await getApp(env, world.appId);
   switch (s.kind) {
@@ -128,6 +135,20 @@ async function run(world: World, s: Step): Promise<void> {
       await controller.saveEnv({ appId: world.appId, version, variables: [{ key: "MODEL", value: s.value }], now: world.now });
       await settled(world);
       return;
+    }
+    case "rollback": {
+      const wentLive = (await listDeploys(env, world.appId)).filter((d) => d.status === "live" || d.status === "superseded");
+      if (wentLive.length === 0) return;
+      const target = wentLive[s.back % wentLive.length]!;
+      const chargesBefore = (await appCharges(env, world.appId)).length;
+      const result = await controller.rollback({ appId: world.appId, targetId: target.id, deployId: crypto.randomUUID(), now: world.now });
+      await settled(world);
+      if (result.outcome === "refused") expect(result.code).toBe("ROLLBACK_UNAVAILABLE");
+      world.rolledBack = result.outcome === "started";
+      // No charge of its own: at most the renewal that was due before it ran.
+      const periodRunning = before?.status === "running" && before.periodEnd !== null && world.now < before.periodEnd;
+      if (periodRunning || before?.status !== "running") expect((await appCharges(env, world.appId)).length).toBe(chargesBefore);
+      break;
     }
     case "race": {
       await Promise.all([control(world, s.a), control(world, s.b)]);
@@ -181,9 +202,15 @@ async function check(world: World, s: Step): Promise<void> {
     expect(app.billingCharged).toBe(true);
     expect(app.stoppedSince).toBeNull();
     expect(app.paymentDue).toBe(false);
-    if (s.kind === "renew" || world.started) expect(world.now).toBeLessThan(app.periodEnd!);
+    if (s.kind === "renew" || world.rolledBack || world.started) expect(world.now).toBeLessThan(app.periodEnd!);
   }
   if (app.status === "stopped" && app.billingCharged) expect(app.stoppedSince).not.toBeNull();
+  // Rollback: every deploy that offers it still has its image; at most the last 5 live images stay
+  // (older ones are removed just after a switch).
+  const offered = (await listDeploys(env, world.appId)).filter((d) => rollbackAvailable(d, app.liveDeployId));
+  for (const d of offered) expect(await runtime.hasImage(d.image!)).toBe(true);
+  if (app.image) expect(await runtime.hasImage(app.image)).toBe(true);
+  await expect.poll(async () => (await runtime.images(appImageRepository(world.appId))).length, { timeout: 5_000 }).toBeLessThanOrEqual(KEPT_LIVE_IMAGES);
 }
 
 async function sequence(credit: number, steps: Step[]): Promise<void> {
@@ -212,6 +239,19 @@ const FOUND: [number, Step[]][] = [
       { kind: "deploy", ok: true },
       { kind: "stop" },
       { kind: "deploy", ok: true },
+    ],
+  ],
+  [
+    5000,
+    [
+      { kind: "deploy", ok: true },
+      { kind: "clock", ms: 4457459081 },
+      { kind: "rollback", back: 6 },
+      { kind: "stop" },
+      { kind: "clock", ms: 14947515 },
+      { kind: "clock", ms: 74780052 },
+      { kind: "start" },
+      { kind: "deploy", ok: false },
     ],
   ],
 ];

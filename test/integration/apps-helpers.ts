@@ -19,8 +19,8 @@ export async function signedUpClient(options: { credit?: number; email?: string 
  * Uploads files as the `main` branch archive of a repository on the forge stand-in, wrapped in a
  * top folder as forges do; returns the repository URL.
  */
-export async function publishRepository(name: string, files: Record<string, string>, branch = "main", options: { token?: string } = {}): Promise<string> {
-  const top = `${name}-${branch}/`;
+export async function publishRepository(name: string, files: Record<string, string>, branch = "main", options: { token?: string; topFolder?: string } = {}): Promise<string> {
+  const top = `${options.topFolder ?? `${name}-${branch}`}/`;
   const tar = await packTar([
     { header: { name: top, type: "directory", size: 0 } },
     ...Object.entries(files).map(([path, body]) => ({ header: { name: top + path, size: new TextEncoder().encode(body).length, mode: 0o644 }, body })),
@@ -62,4 +62,13 @@ export async function waitForDeploy(client: ConsoleClient, appId: string, timeou
     if (Date.now() > deadline) throw new Error(`deploy of ${appId} still running after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Sets what the forge's Gitea branch API answers for a repository published above (its head commit). */
+export async function publishCommit(name: string, commit: { sha: string; message: string }, branch = "main"): Promise<void> {
+  const res = await fetch(`${env.FORGE_URL}/api/v1/repos/acme/${name}/branches/${branch}`, {
+    method: "PUT",
+    body: JSON.stringify({ name: branch, commit: { id: commit.sha, message: commit.message } }),
+  });
+  if (res.status !== 201) throw new Error(`forge upload answered ${res.status}`);
 }

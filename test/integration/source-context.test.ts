@@ -71,7 +71,7 @@ describe("buildContextFromArchive", () => {
   it("strips the top folder and passes the whole repository when the root is the repository root", async () => {
     const { entries, inspection } = await run(forgeArchive(REPOSITORY), "", "web.Dockerfile");
     expect(entries.map((e) => e.name)).toEqual(REPOSITORY.slice(1).map((e) => e.name));
-    expect(inspection).toEqual<ArchiveInspection>({ dockerfile: "FROM nginx\nEXPOSE 80\n", buildFiles: FOUND });
+    expect(inspection).toEqual<ArchiveInspection>({ dockerfile: "FROM nginx\nEXPOSE 80\n", buildFiles: FOUND, commitSha: null });
   });
 
   it("passes only the root directory, paths relative to it, modes and symlinks kept", async () => {
@@ -84,7 +84,7 @@ describe("buildContextFromArchive", () => {
       { name: "src/index.js", type: "file", mode: 0o644, text: "console.log(1)\n" },
     ]);
     // The list covers the whole repository, not just the root directory.
-    expect(inspection).toEqual({ dockerfile: "FROM node:22\nEXPOSE 3000\n", buildFiles: FOUND });
+    expect(inspection).toEqual({ dockerfile: "FROM node:22\nEXPOSE 3000\n", buildFiles: FOUND, commitSha: null });
   });
 
   it("takes a nested root directory with the build file in a folder of it", async () => {
@@ -96,19 +96,27 @@ describe("buildContextFromArchive", () => {
   it("reports no build file at the resolved path, with the build files found", async () => {
     const { entries, inspection } = await run(forgeArchive(REPOSITORY), "docker", "docker/docker/Dockerfile");
     expect(entries.map((e) => e.name)).toEqual(["Dockerfile"]);
-    expect(inspection).toEqual({ dockerfile: null, buildFiles: FOUND });
+    expect(inspection).toEqual({ dockerfile: null, buildFiles: FOUND, commitSha: null });
   });
 
   it("finds no build files in a repository without any", async () => {
     const { inspection } = await run(forgeArchive([{ name: "index.html", body: "<p>hi</p>" }]), "", "Dockerfile");
-    expect(inspection).toEqual({ dockerfile: null, buildFiles: [] });
+    expect(inspection).toEqual({ dockerfile: null, buildFiles: [], commitSha: null });
   });
 
   it("skips the pax global header git archive writes, and carries no pax records over", async () => {
     const record = "52 comment=0123456789abcdef0123456789abcdef01234567\n";
     const archive = forgeArchive([{ name: "pax_global_header", type: "pax-global-header", body: record }, { name: "Dockerfile", body: "FROM x\n" }]);
-    const { entries } = await run(archive, "", "Dockerfile");
+    const { entries, inspection } = await run(archive, "", "Dockerfile");
     expect(entries).toEqual([{ name: "Dockerfile", type: "file", mode: 0o644, text: "FROM x\n" }]);
+    // Its comment names the commit the archive was made from (deploy history).
+    expect(inspection.commitSha).toBe("0123456789abcdef0123456789abcdef01234567");
+  });
+
+  it("reads the commit from a top folder named <repo>-<sha>, as GitHub's archives are", async () => {
+    const sha = "89abcdef0123456789abcdef0123456789abcdef";
+    const { inspection } = await run(forgeArchive([{ name: "Dockerfile", body: "FROM x\n" }], `shop-${sha}`), "", "Dockerfile");
+    expect(inspection.commitSha).toBe(sha);
   });
 
   it("keeps long names (pax path records), renamed relative to the root", async () => {
@@ -172,7 +180,7 @@ describe("buildContextFromArchive", () => {
     }
     expect((await entries.read()).done).toBe(true);
     expect(consumed).toBe(SIZE);
-    expect(await inspection).toEqual({ dockerfile: null, buildFiles: [] });
+    expect(await inspection).toEqual({ dockerfile: null, buildFiles: [], commitSha: null });
     // The test's own tar writer queues up to 8 MiB ahead; never the whole file.
     expect(furthestAhead).toBeLessThan(24 * 1024 * 1024);
     // What it takes in is what it has handed on, give or take one piece in each stage.

@@ -85,7 +85,7 @@ export const appRoutes = new Hono<AppEnv>()
     const result = await appController(c.env, app.id).deploy({ appId: app.id, deployId: uuid(), now: now() });
     if (result.outcome === "refused") refused(result);
     const deploy = await getDeploy(c.env, app.id, result.deployId);
-    return c.json({ deploy: deploy ? viewDeploy(deploy) : { id: result.deployId, status: "building" } }, 202);
+    return c.json({ deploy: deploy ? viewDeploy(deploy, app) : { id: result.deployId, status: "building" } }, 202);
   })
   .post("/:id/stop", (c) => control(c, (app, now) => appController(c.env, app.id).stop({ appId: app.id, now })))
   .post("/:id/start", (c) => control(c, (app, now) => appController(c.env, app.id).start({ appId: app.id, now })))
@@ -96,7 +96,17 @@ export const appRoutes = new Hono<AppEnv>()
   })
   .get("/:id/deploys", async (c) => {
     const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
-    return c.json({ deploys: (await listDeploys(c.env, app.id)).map(viewDeploy) });
+    return c.json({ deploys: (await listDeploys(c.env, app.id)).map((deploy) => viewDeploy(deploy, app)) });
+  })
+  .post("/:id/deploys/:deployId/rollback", async (c) => {
+    const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
+    const target = await getDeploy(c.env, app.id, c.req.param("deployId"));
+    if (!target) throw notFound("No deploy with this id exists for this app.");
+    const { now, uuid } = c.get("deps");
+    const result = await appController(c.env, app.id).rollback({ appId: app.id, targetId: target.id, deployId: uuid(), now: now() });
+    if (result.outcome === "refused") refused(result);
+    const [deploy, current] = await Promise.all([getDeploy(c.env, app.id, result.deployId), getOwnedApp(c.env, c.get("accountId")!, app.id)]);
+    return c.json({ deploy: deploy ? viewDeploy(deploy, current) : { id: result.deployId, status: "starting" } }, 202);
   })
   .get("/:id/deploys/:deployId/log", async (c) => {
     const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));

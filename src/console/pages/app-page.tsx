@@ -134,7 +134,7 @@ export function AppPage(props: AppPageProps) {
         )}
         {latest?.status === "failed" && <FailurePanel appId={app.id} deploy={latest} stillServing={app.status === "running"} />}
         <ControlsCard app={app} csrfToken={viewer.csrfToken} />
-        <DeployHistory appId={app.id} deploys={props.deploys} locale={viewer.locale} />
+        <DeployHistory appId={app.id} deploys={props.deploys} locale={viewer.locale} csrfToken={viewer.csrfToken} />
       </div>
       <p class="visually-hidden" role="status" data-app-announce=""></p>
       <DomainsSection appId={app.id} csrfToken={viewer.csrfToken} locale={viewer.locale} {...props.domains} />

@@ -51,7 +51,7 @@ export async function appPageProps(
   return {
     viewer: await loadViewer(c),
     app: await viewOf(c, row),
-    deploys: (await listDeploys(c.env, row.id)).map(viewDeploy),
+    deploys: (await listDeploys(c.env, row.id)).map((deploy) => viewDeploy(deploy, row)),
     subdomainFixed: row.firstDeployAt !== null,
     appsDomain: c.get("config").APPS_DOMAIN,
     domains: {
@@ -205,6 +205,16 @@ export const appPages = new Hono<AppEnv>()
     await setFlash(c, { notice: `App “${app.name}” deleted. Its address no longer answers.` });
     return c.redirect("/console/apps", 303);
   })
+  .post("/:id/deploys/:deployId/rollback", async (c) => {
+    const app = await ownedApp(c);
+    const target = await getDeploy(c.env, app.id, c.req.param("deployId"));
+    if (!target) throw notFound("No deploy with this id exists for this app.");
+    const { now, uuid } = c.get("deps");
+    const result = await appController(c.env, app.id).rollback({ appId: app.id, targetId: target.id, deployId: uuid(), now: now() });
+    const notice = app.status === "stopped" ? `The app will run deploy ${target.id.slice(0, 8)} again when started.` : `Rolling back to deploy ${target.id.slice(0, 8)}: no rebuild. Its log is under Deploys.`;
+    await setFlash(c, result.outcome === "refused" ? { error: result.message } : { notice });
+    return c.redirect(appPath(app.id), 303);
+  })
   .get("/:id/deploys/:deployId", async (c) => {
     const flash = await takeFlash(c);
     const row = await ownedApp(c);
@@ -212,5 +222,5 @@ export const appPages = new Hono<AppEnv>()
     if (!deploy) throw notFound("No deploy with this id exists for this app.");
     const object = await c.env.LOGS.get(deployLogKey(row.id, deploy.id));
     const log = object ? await object.text() : "";
-    return render(c, <DeployLogPage viewer={await loadViewer(c)} app={await viewOf(c, row)} deploy={viewDeploy(deploy)} log={log} flash={flash} />);
+    return render(c, <DeployLogPage viewer={await loadViewer(c)} app={await viewOf(c, row)} deploy={viewDeploy(deploy, row)} log={log} flash={flash} />);
   });

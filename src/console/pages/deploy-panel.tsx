@@ -1,6 +1,6 @@
 import type { AppView, DeployView } from "../../apps/store";
-import { DeployStatusBadge, shortId } from "./app-components";
-import { DateTime, EmptyState } from "./components";
+import { DeployStatusBadge, planLabel, shortId } from "./app-components";
+import { Csrf, DateTime, EmptyState } from "./components";
 import type { Flash } from "./flash";
 import { Layout, type Viewer } from "./layout";
 
@@ -38,8 +38,11 @@ export function FailurePanel(props: { appId: string; deploy: DeployView; stillSe
   );
 }
 
-/** Every deploy of the app, newest first, each with its log. */
-export function DeployHistory(props: { appId: string; deploys: DeployView[]; locale: string }) {
+/**
+ * Every deploy of the app, newest first, each with its commit, image, log and, while its image is
+ * kept, Rollback. When it finished is on its log page.
+ */
+export function DeployHistory(props: { appId: string; deploys: DeployView[]; locale: string; csrfToken: string }) {
   return (
     <section class="card" aria-labelledby="deploys-heading">
       <h2 id="deploys-heading">Deploys</h2>
@@ -51,19 +54,23 @@ export function DeployHistory(props: { appId: string; deploys: DeployView[]; loc
             <thead>
               <tr>
                 <th scope="col">Deploy</th>
+                <th scope="col">Commit</th>
                 <th scope="col">Status</th>
                 <th scope="col">Started</th>
-                <th scope="col">Finished</th>
                 <th scope="col">
-                  <span class="visually-hidden">Log</span>
+                  <span class="visually-hidden">Actions</span>
                 </th>
               </tr>
             </thead>
             <tbody>
               {props.deploys.map((d) => (
-                <tr data-deploy-id={d.id}>
+                <tr data-deploy-id={d.id} data-deploy-kind={d.kind}>
                   <td>
-                    <code title={d.id}>{shortId(d.id)}</code>
+                    <code title={d.id}>{shortId(d.id)}</code> <DeployKindLabel deploy={d} />
+                    <ImageLine deploy={d} />
+                  </td>
+                  <td data-commit="">
+                    <CommitCell commit={d.commit} />
                   </td>
                   <td>
                     <DeployStatusBadge status={d.status} />
@@ -71,21 +78,64 @@ export function DeployHistory(props: { appId: string; deploys: DeployView[]; loc
                   <td>
                     <DateTime iso={d.started_at} locale={props.locale} />
                   </td>
-                  <td>
-                    <DateTime iso={d.finished_at} locale={props.locale} never="—" />
-                  </td>
                   <td class="actions-cell">
                     <a href={deployPath(props.appId, d.id)} aria-label={`Log of deploy ${shortId(d.id)}`}>
                       Log
                     </a>
+                    {d.rollback_available && (
+                      <form method="post" action={`${deployPath(props.appId, d.id)}/rollback`}>
+                        <Csrf token={props.csrfToken} />
+                        <button type="submit" class="secondary" aria-label={`Roll back to deploy ${shortId(d.id)}`}>
+                          Rollback
+                        </button>
+                      </form>
+                    )}
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
+          <p class="hint">The images of the last 5 live deploys are kept: Rollback runs one again with the current variables, with no rebuild and no charge.</p>
         </div>
       )}
     </section>
+  );
+}
+
+function DeployKindLabel(props: { deploy: DeployView }) {
+  const { deploy } = props;
+  if (deploy.kind === "deploy") return null;
+  const label = deploy.kind === "rollback" ? `rollback${deploy.rollback_of ? ` of ${shortId(deploy.rollback_of)}` : ""}` : "push";
+  return <span class="badge" data-kind={deploy.kind}>{label}</span>;
+}
+
+/** The commit's short SHA and the first line of its message (the whole message on hover). */
+function CommitCell(props: { commit: DeployView["commit"] }) {
+  if (!props.commit) return <span class="hint">—</span>;
+  const first = props.commit.message.split("\n")[0] ?? "";
+  return (
+    <span title={props.commit.message || undefined}>
+      <code title={props.commit.sha}>{props.commit.sha.slice(0, 7)}</code> {first}
+    </span>
+  );
+}
+
+/** Under the deploy's id: its image's digest, short, and the plan and variable set version it ran with. */
+function ImageLine(props: { deploy: DeployView }) {
+  const { deploy } = props;
+  const digest = deploy.image_digest?.replace(/^sha256:/, "").slice(0, 12);
+  const ran = [deploy.plan ? planLabel(deploy.plan) : null, deploy.env_version !== null ? `env v${deploy.env_version}` : null].filter(Boolean).join(" · ");
+  if (!digest && !ran) return null;
+  return (
+    <span class="hint deploy-image" data-image="">
+      {digest && (
+        <>
+          image <code title={deploy.image_digest ?? undefined}>{digest}</code>
+        </>
+      )}
+      {digest && ran ? " · " : ""}
+      {ran}
+    </span>
   );
 }
 

@@ -64,6 +64,10 @@ button.small, .button.small { padding: 4px 10px; font-size: .9em; }
 .row-actions { display: flex; gap: 8px; justify-content: flex-end; }
 .row-actions form { margin: 0; }
 .actions-cell { text-align: right; white-space: nowrap; }
+.actions-cell form { display: inline-block; margin-left: 10px; }
+td[data-commit] { min-width: 9rem; }
+.deploy-image { display: block; }
+.badge[data-kind] { white-space: nowrap; background: #f2f4f7; border-color: #d0d5dd; color: var(--muted); }
 
 table { width: 100%; border-collapse: collapse; font-size: .95em; }
 th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid var(--line); vertical-align: middle; }
