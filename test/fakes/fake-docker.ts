@@ -125,6 +125,8 @@ class FakeEngine {
       const body = JSON.parse(await readText(req)) as { text: string; stream?: 1 | 2 };
       return this.print(decodeURIComponent(printing[1]!), body.text, body.stream ?? 1) ? send(res, 204) : send(res, 404, { message: "No such container" });
     }
+    const following = /^\/fake\/containers\/([^/]+)\/followers$/.exec(url.pathname);
+    if (method === "GET" && following) return send(res, 200, { count: this.container(decodeURIComponent(following[1]!))?.followers.size ?? 0 });
     const versioned = /^\/v([\d.]+)(\/.*)$/.exec(url.pathname);
     if (!versioned || versioned[1] !== FAKE_API_VERSION) {
       return send(res, 400, { message: `the fake engine only serves /v${FAKE_API_VERSION}/ paths, not ${url.pathname}` });

@@ -19,6 +19,7 @@ import type { AppEnv } from "../../http/context";
 import { ApiError, type ErrorCode, invalid, notFound } from "../../http/errors";
 import { readJson } from "../../http/validate";
 import { repositoryProblem } from "../../source/forge";
+import { searchLogs, streamLogs } from "./logs";
 
 async function view(c: Context<AppEnv>, row: AppRow) {
   const [latest, instance] = await Promise.all([latestDeploy(c.env, row.id), servingInstance(c.env, row, c.get("deps").now())]);
@@ -94,6 +95,8 @@ export const appRoutes = new Hono<AppEnv>()
     const { plan } = await readJson(c, PlanRequest);
     return control(c, async (app, now) => (await planChangeBlocked(c.env, app.id, plan)) ?? appController(c.env, app.id).changePlan({ appId: app.id, plan, now }));
   })
+  .get("/:id/logs", searchLogs)
+  .get("/:id/logs/stream", streamLogs)
   .get("/:id/deploys", async (c) => {
     const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
     return c.json({ deploys: (await listDeploys(c.env, app.id)).map(viewDeploy) });
