@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { appController } from "../../apps/app-controller";
-import { deployLogKey } from "../../apps/deploy-log";
+import { readDeployLog } from "../../apps/deploy-log";
 import { createApp } from "../../apps/service";
 import { AppSettingsPatch, NewAppRequest, PlanRequest } from "../../apps/settings";
 import {
@@ -19,7 +19,7 @@ import type { AppEnv } from "../../http/context";
 import { ApiError, type ErrorCode, invalid, notFound } from "../../http/errors";
 import { readJson } from "../../http/validate";
 import { repositoryProblem } from "../../source/forge";
-import { searchLogs, streamLogs } from "./logs";
+import { searchLogs, streamDeployLog, streamLogs } from "./logs";
 
 async function view(c: Context<AppEnv>, row: AppRow) {
   const [latest, instance] = await Promise.all([latestDeploy(c.env, row.id), servingInstance(c.env, row, c.get("deps").now())]);
@@ -101,10 +101,10 @@ export const appRoutes = new Hono<AppEnv>()
     const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
     return c.json({ deploys: (await listDeploys(c.env, app.id)).map(viewDeploy) });
   })
+  .get("/:id/deploys/:deployId/log/stream", streamDeployLog)
   .get("/:id/deploys/:deployId/log", async (c) => {
     const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
     const deploy = await getDeploy(c.env, app.id, c.req.param("deployId"));
     if (!deploy) throw notFound("No deploy with this id exists for this app.");
-    const object = await c.env.LOGS.get(deployLogKey(app.id, deploy.id));
-    return c.body(object ? object.body : "", 200, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
+    return c.body(await readDeployLog(c.env.LOGS, app.id, deploy.id), 200, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
   });

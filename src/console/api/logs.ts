@@ -1,14 +1,15 @@
 import type { Context } from "hono";
-import { getOwnedApp } from "../../apps/store";
+import { getDeploy, getOwnedApp } from "../../apps/store";
 import { launchEnv } from "../../envvars/store";
 import type { AppEnv } from "../../http/context";
-import { invalid } from "../../http/errors";
+import { invalid, notFound } from "../../http/errors";
 import { describeIssues } from "../../http/validate";
 import { appLogs } from "../../logs/app-logs";
 import { LogIds, instanceTag, parseLogId } from "../../logs/cursor";
 import { secretsToMask } from "../../logs/mask";
 import { LogQuery, toSearch } from "../../logs/query";
 import { logEventStream } from "../../logs/sse";
+import { deployLogEventStream } from "../../logs/deploy-stream";
 import { runtimeFor } from "../../runtime";
 
 /** Lines sent first on a fresh stream (no Last-Event-ID), and at most from a new instance's start. */
@@ -53,4 +54,19 @@ export async function streamLogs(c: Context<AppEnv>) {
     // Proxies such as nginx would otherwise hold the events back.
     "X-Accel-Buffering": "no",
   });
+}
+
+const SSE_HEADERS = { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", "X-Accel-Buffering": "no" };
+
+/** `GET /console/api/apps/{id}/deploys/{deploy_id}/log/stream`: the deploy's log, line by line, while it runs. */
+export async function streamDeployLog(c: Context<AppEnv>) {
+  const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
+  const deployId = c.req.param("deployId")!;
+  if (!(await getDeploy(c.env, app.id, deployId))) throw notFound("No deploy with this id exists for this app.");
+  const running = async () => {
+    const status = (await getDeploy(c.env, app.id, deployId))?.status;
+    return status === "building" || status === "starting";
+  };
+  const resume = c.req.header("Last-Event-ID") ?? c.req.query("last_event_id") ?? null;
+  return c.body(deployLogEventStream({ bucket: c.env.LOGS, appId: app.id, deployId, running, resume }), 200, SSE_HEADERS);
 }

@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import { servingInstance } from "../../apps/instance-state";
 import { appController } from "../../apps/app-controller";
-import { deployLogKey } from "../../apps/deploy-log";
+import { readDeployLog } from "../../apps/deploy-log";
 import { PLANS, type PlanId } from "../../apps/plans";
 import { createApp } from "../../apps/service";
 import { AppSettingsRequest, NewAppRequest, PlanRequest } from "../../apps/settings";
@@ -201,7 +201,6 @@ export const appPages = new Hono<AppEnv>()
     const row = await ownedApp(c);
     const deploy = await getDeploy(c.env, row.id, c.req.param("deployId"));
     if (!deploy) throw notFound("No deploy with this id exists for this app.");
-    const object = await c.env.LOGS.get(deployLogKey(row.id, deploy.id));
-    const log = object ? await object.text() : "";
+    const log = await readDeployLog(c.env.LOGS, row.id, deploy.id);
     return render(c, <DeployLogPage viewer={await loadViewer(c)} app={await viewOf(c, row)} deploy={viewDeploy(deploy)} log={log} flash={flash} />);
   });
