@@ -11,6 +11,7 @@ import { type EnvPasteForm, type EnvRowsForm, EnvSection } from "./env-section";
 import type { Flash } from "./flash";
 import type { FieldErrors } from "./forms";
 import { Layout, type Viewer } from "./layout";
+import { LogsSection, type LogsSectionProps } from "./logs-section";
 
 /** Everything the app page shows. */
 export interface AppPageProps {
@@ -29,6 +30,8 @@ export interface AppPageProps {
   /** The Environment section's rows (as saved, or as typed with their messages) and paste box. */
   envRows: EnvRowsForm;
   envPaste?: EnvPasteForm;
+  /** The Logs section (the page itself, not its forms' error renders, shows it). */
+  logs?: LogsSectionProps;
 }
 
 /** The port the app is probed on and why (SPEC.md deployment contract 2), once a build told it. */
@@ -130,6 +133,7 @@ export function AppPage(props: AppPageProps) {
         <DeployHistory appId={app.id} deploys={props.deploys} locale={viewer.locale} />
       </div>
       <p class="visually-hidden" role="status" data-app-announce=""></p>
+      {props.logs && <LogsSection {...props.logs} />}
       <DomainsSection appId={app.id} csrfToken={viewer.csrfToken} locale={viewer.locale} {...props.domains} />
       <EnvSection app={app} csrfToken={viewer.csrfToken} rows={props.envRows} paste={props.envPaste} flash={props.flash} />
       <section class="card" id="settings" aria-labelledby="settings-heading">

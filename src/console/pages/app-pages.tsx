@@ -15,6 +15,7 @@ import { AppListPage, NewAppPage } from "./app-list";
 import { AppPage, type AppPageProps } from "./app-page";
 import { DeleteAppPage } from "./app-controls";
 import { DeployLogPage } from "./deploy-panel";
+import { logsSectionProps } from "./logs-section";
 import { type Flash, setFlash, takeFlash } from "./flash";
 import { type FieldErrors, readForm } from "./forms";
 import { loadViewer, render } from "./layout";
@@ -128,7 +129,7 @@ export const appPages = new Hono<AppEnv>()
   .get("/:id", async (c) => {
     const flash = await takeFlash(c);
     const row = await ownedApp(c);
-    return render(c, <AppPage {...await appPageProps(c, row)} flash={flash} />);
+    return render(c, <AppPage {...await appPageProps(c, row)} logs={await logsSectionProps(c, row.id)} flash={flash} />);
   })
   .post("/:id/settings", async (c) => {
     const row = await ownedApp(c);
