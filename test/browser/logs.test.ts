@@ -54,7 +54,11 @@ describe("live logs in Chromium", () => {
     };
     const app = await api<AppJson>("POST", "/console/api/apps", { name: "Logs", repository: repo, subdomain: `logs-${run}` });
     await api("PUT", `/console/api/apps/${app.id}/env`, { version: 0, variables: [{ key: "API_TOKEN", value: SECRET }] });
-    await api("POST", `/console/api/apps/${app.id}/deploy`);
+    const { deploy } = await api<{ deploy: { id: string } }>("POST", `/console/api/apps/${app.id}/deploy`);
+    // The deploy's page follows its log line by line while it runs (SSE), through to the switch.
+    await page.goto(`${stack.worker.url}/console/apps/${app.id}/deploys/${deploy.id}`);
+    await page.locator("#deploy-log").getByText(/Live: traffic switched/).waitFor({ timeout: 90_000 });
+    expect(await page.locator("#deploy-log").textContent()).toContain("booting with ****");
     await expect.poll(async () => (await api<AppJson>("GET", `/console/api/apps/${app.id}`)).latest_deploy?.status, { timeout: 90_000, interval: 500 }).toBe("live");
 
     const errors: string[] = [];

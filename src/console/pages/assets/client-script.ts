@@ -91,8 +91,32 @@ export const CLIENT_SCRIPT = `"use strict";
     var hideRefresh = function () {
       box.querySelectorAll("[data-refresh-link]").forEach(function (link) { link.hidden = true; });
     };
+    // The deploy's log comes line by line over SSE (resumed by the browser with the last event
+    // id); the lines received so far are the log shown, also after a redraw of the page.
+    var streamed = null;
+    var shown = false;
+    var showStreamed = function () {
+      shown = false;
+      var pre = document.getElementById("deploy-log");
+      if (!pre || !streamed || streamed.length === 0) return;
+      var atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 8;
+      pre.textContent = streamed.join("\\n") + "\\n";
+      if (atEnd) pre.scrollTop = pre.scrollHeight;
+    };
+    if (logSrc && window.EventSource && document.getElementById("deploy-log")) {
+      streamed = [];
+      var logSource = new EventSource(logSrc + "/stream");
+      logSource.onmessage = function (event) {
+        streamed.push(JSON.parse(event.data).text);
+        if (!shown) {
+          shown = true;
+          setTimeout(showStreamed, 100);
+        }
+      };
+      logSource.addEventListener("end", function () { logSource.close(); });
+    }
     var followLog = function () {
-      if (!logSrc) return Promise.resolve();
+      if (!logSrc || streamed) return Promise.resolve();
       return get(logSrc).then(function (res) { return res.text(); }).then(function (text) {
         var pre = document.getElementById("deploy-log");
         if (!pre || !text) return;
@@ -109,6 +133,7 @@ export const CLIENT_SCRIPT = `"use strict";
         box.innerHTML = next.innerHTML;
         ["data-app-state", "data-deploying"].forEach(function (name) { box.setAttribute(name, next.getAttribute(name)); });
         localDates(box);
+        showStreamed();
         var pre = document.getElementById("deploy-log");
         if (pre) pre.scrollTop = pre.scrollHeight;
         if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
