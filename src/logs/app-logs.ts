@@ -12,6 +12,8 @@ import { type LogSearch, matchesSearch, pickLines } from "./query";
 /** How often the output of a running app is collected, and of a stopped one (to notice a start). */
 export const COLLECT_EVERY_MS = 5_000;
 export const IDLE_CHECK_EVERY_MS = 60_000;
+/** Lines read from the engine per collection at most. */
+export const MAX_LINES_PER_COLLECT = 2 * KEPT_LINES;
 /** Lines wait at most this long in the object before they are written to R2. */
 export const FLUSH_AFTER_MS = 30_000;
 
@@ -79,13 +81,17 @@ export class AppLogs extends DurableObject<Env> {
     if (app?.instanceId && runtime?.logLines) {
       const cursor = this.ctx.storage.kv.get<Cursor>("cursor");
       const same = cursor?.instanceId === app.instanceId ? cursor : null;
-      const lines = await runtime.logLines(app.instanceId, same ? { since: same.at, tail: KEPT_LINES } : { tail: KEPT_LINES });
+      // Resuming reads every line since the last one kept (a `tail` would shift the numbering of
+      // that millisecond's lines); a flood is read in bounded steps, the next collection goes on.
+      const lines = await runtime.logLines(app.instanceId, same ? { since: same.at } : { tail: KEPT_LINES });
       if (lines) {
         const secrets = secretsToMask(Object.values((await launchEnv(this.env, appId)).env));
         const ids = new LogIds(same ? { at: same.at, n: same.n } : null);
         let batch: LogLine[] = [];
         let last: Cursor | null = null;
+        let read = 0;
         for await (const line of lines) {
+          if (++read > MAX_LINES_PER_COLLECT) break;
           if (ids.next(line) === null) continue;
           const state = ids.position();
           last = { instanceId: app.instanceId, at: state.at, n: state.n };

@@ -34,7 +34,11 @@ export function logEventStream(lines: AsyncIterable<LogLine> | null, options: Lo
       async pull(controller) {
         if (!iterator) return;
         for (;;) {
-          next ??= iterator.next();
+          if (!next) {
+            next = iterator.next();
+            // Cancelled meanwhile, the engine call ends in an error nobody waits for any more.
+            next.catch(() => undefined);
+          }
           let timer: ReturnType<typeof setTimeout> | undefined;
           const beat = new Promise<"beat">((resolve) => (timer = setTimeout(() => resolve("beat"), options.heartbeatMs ?? HEARTBEAT_MS)));
           const got = await Promise.race([next, beat]).finally(() => clearTimeout(timer));

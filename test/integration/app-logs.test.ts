@@ -147,6 +147,31 @@ describe("runtime logs", () => {
   });
 });
 
+describe("the app page's Logs section", () => {
+  it("shows the last lines escaped and masked, and answers its search form without JavaScript", async () => {
+    const { client, app, instanceId } = await liveApp();
+    await print(instanceId, "<script>alert(1)</script>");
+    await print(instanceId, `find me ${SECRET}`);
+    // The Environment section shows the owner the values; the Logs section never does.
+    const logsSection = (html: string) => html.slice(html.indexOf('id="logs"'), html.indexOf("</section>", html.indexOf('id="logs"')));
+    const page = logsSection(await (await client.call("GET", `/console/apps/${app.id}`)).text());
+    expect(page).toContain('id="logs"');
+    expect(page).toContain(`data-logs-stream="/console/api/apps/${app.id}/logs/stream"`);
+    expect(page).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+    expect(page).toContain("find me ****");
+    expect(page).not.toContain(SECRET);
+
+    const found = logsSection(await (await client.call("GET", `/console/apps/${app.id}?q=FIND`)).text());
+    expect(found).toContain("1 line found.");
+    expect(found).toContain("find me ****");
+    expect(found).not.toContain("alert(1)");
+    expect(found).toContain('data-searching="true"');
+
+    const bad = await (await client.call("GET", `/console/apps/${app.id}?since=someday`)).text();
+    expect(bad).toContain("since: must be a time");
+  });
+});
+
 describe("live log stream (SSE)", () => {
   it("sends the backlog and new lines as events with ids, masked; resumes after Last-Event-ID with no duplicate", async () => {
     const { client, app, instanceId } = await liveApp();

@@ -37,7 +37,12 @@ export async function streamLogs(c: Context<AppEnv>) {
   const runtime = runtimeFor(c.env);
   const engineCall = new AbortController();
   // Someone is watching: make sure the app's output is kept too.
-  c.executionCtx.waitUntil(appLogs(c.env, app.id).watch(app.id).catch(() => undefined));
+  const watching = appLogs(c.env, app.id).watch(app.id).catch(() => undefined);
+  try {
+    c.executionCtx.waitUntil(watching);
+  } catch {
+    // No execution context (a direct call in tests): the promise runs on its own.
+  }
   let lines = null;
   let ids = new LogIds();
   if (app.instanceId && runtime?.logLines) {
