@@ -44,10 +44,13 @@ export class AppLogs extends DurableObject<Env> {
     if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now());
   }
 
-  /** The kept lines that answer the search, oldest first; collects first so they are current. */
-  async search(appId: string, search: LogSearch): Promise<LogLine[]> {
+  /**
+   * The kept lines that answer the search, oldest first. Collects first so they are current,
+   * unless `collect` is false (the app page, whose script then follows the live stream).
+   */
+  async search(appId: string, search: LogSearch, options: { collect?: boolean } = {}): Promise<LogLine[]> {
     await this.watch(appId);
-    await this.#collect(appId).catch((error: unknown) => log("warn", "log collection failed", { app_id: appId, ...describeError(error) }));
+    if (options.collect !== false) await this.#collect(appId).catch((error: unknown) => log("warn", "log collection failed", { app_id: appId, ...describeError(error) }));
     const pending = this.#pending().lines.filter((l) => matchesSearch(l, search));
     const found: LogLine[][] = [pending];
     let count = pending.length;

@@ -144,7 +144,7 @@ describe("runtime logs", () => {
     expect(kept).toBeGreaterThanOrEqual(9_500);
     expect(kept).toBeLessThanOrEqual(10_500);
     expect((await search(client, app.id, "?q=LINE%2011998&limit=5")).map((l) => l.text)).toEqual(["line 11998"]);
-  });
+  }, 30_000);
 });
 
 describe("the app page's Logs section", () => {
@@ -152,6 +152,8 @@ describe("the app page's Logs section", () => {
     const { client, app, instanceId } = await liveApp();
     await print(instanceId, "<script>alert(1)</script>");
     await print(instanceId, `find me ${SECRET}`);
+    // The page shows what is kept (collected every few seconds, or by a search).
+    await search(client, app.id);
     // The Environment section shows the owner the values; the Logs section never does.
     const logsSection = (html: string) => html.slice(html.indexOf('id="logs"'), html.indexOf("</section>", html.indexOf('id="logs"')));
     const page = logsSection(await (await client.call("GET", `/console/apps/${app.id}`)).text());
