@@ -36,7 +36,7 @@ interface Pending {
  * the lines not yet written to R2. It stops when the app is deleted, removing what it wrote.
  */
 export class AppLogs extends DurableObject<Env> {
-  #collecting: Promise<void> | null = null;
+  #collecting: Promise<void> = Promise.resolve();
 
   /** Starts collecting for the app (after a deploy, or when someone reads its logs). */
   async watch(appId: string): Promise<void> {
@@ -72,10 +72,14 @@ export class AppLogs extends DurableObject<Env> {
     await this.ctx.storage.setAlarm(Date.now() + (app.instanceId ? COLLECT_EVERY_MS : IDLE_CHECK_EVERY_MS));
   }
 
-  /** One collection at a time: a search during the alarm's waits for the same one. */
+  /**
+   * One collection at a time, in order: a search arriving during the alarm's collection waits for
+   * it and then collects again, so it sees every line printed before it was asked.
+   */
   #collect(appId: string): Promise<void> {
-    this.#collecting ??= this.#collectOnce(appId).finally(() => (this.#collecting = null));
-    return this.#collecting;
+    const next = this.#collecting.catch(() => undefined).then(() => this.#collectOnce(appId));
+    this.#collecting = next;
+    return next;
   }
 
   async #collectOnce(appId: string): Promise<void> {

@@ -88,6 +88,19 @@ describe("live logs in Chromium", () => {
     const later = `later-${run}`;
     await curlApp(stack, app.subdomain, `/${later}`);
     await logs.getByText(`url:/${later}`).waitFor({ timeout: 5_000 });
+
+    // The tab is hidden, then shown again: what was printed meanwhile is fetched from the JSON
+    // route and merged with what the stream brought, each line once.
+    const setHidden = (hidden: boolean) =>
+      page.evaluate(`Object.defineProperty(document, "hidden", { configurable: true, get: () => ${hidden} }); document.dispatchEvent(new Event("visibilitychange"));`);
+    await setHidden(true);
+    const away = `away-${run}`;
+    await curlApp(stack, app.subdomain, `/${away}`);
+    await setHidden(false);
+    await logs.getByText(`url:/${away}`).waitFor({ timeout: 5_000 });
+    await expect.poll(async () => (await logs.textContent())!.split(`url:/${away}`).length - 1, { timeout: 3_000 }).toBe(1);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await logs.textContent())!.split(`url:/${away}`).length - 1).toBe(1);
     expect(cspViolations).toEqual([]);
     expect(errors.filter((e) => !/Failed to load resource/.test(e))).toEqual([]);
   });
