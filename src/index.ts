@@ -11,6 +11,7 @@ export { AppController } from "./apps/app-controller";
 export { ManagedDatabase } from "./databases/managed-database";
 export { DomainChecker } from "./domains/checker";
 export { ExportGate } from "./exports/export-gate";
+export { AppLogs } from "./logs/app-logs";
 export { RateLimiter } from "./http/rate-limiter";
 
 // Validate the settings as the Worker loads: a bad value stops it here with a message naming

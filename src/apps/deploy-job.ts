@@ -8,8 +8,10 @@ import { fetchCommit, pickCommit } from "../source/commit";
 import { appController } from "./app-controller";
 import { missingBuildFileMessage, resolveBuildFile } from "./contract/build-file";
 import { type ProbedPort, probedPort } from "./contract/expose";
-import { DeployLog, deployLogKey } from "./deploy-log";
+import { DeployLog, deployLogPrefix } from "./deploy-log";
 import { healthSettings } from "./health";
+import { appLogs } from "../logs/app-logs";
+import { secretsToMask } from "../logs/mask";
 import { appImageRepository, launchAndSwitch, retirePolicy } from "./launch";
 import { BUILT_STOPPED, type DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
@@ -70,7 +72,8 @@ export async function runDeployJob(env: Env, message: Message<DeployJobMessage>,
     return;
   }
   await updateRunningDeploy(env, deployId, { status: "building", attempts: message.attempts });
-  const deployLog = new DeployLog(env.LOGS, deployLogKey(appId, deployId), options.now);
+  const deployLog = new DeployLog(env.LOGS, deployLogPrefix(appId, deployId), options.now);
+  deployLog.mask(secretsToMask(Object.values((await launchEnv(env, appId)).env)));
   const controller = appController(env, appId);
   const fail = async (failure: Failure) => {
     await deployLog.step(`Deploy failed: ${failure.message}`);
@@ -99,6 +102,8 @@ export async function runDeployJob(env: Env, message: Message<DeployJobMessage>,
       return;
     }
     await deployLog.flush();
+    // The app's output is kept from now on (src/logs/app-logs.ts).
+    await appLogs(env, appId).watch(appId).catch(() => undefined);
     log("info", "deploy live", fields);
     message.ack();
   } catch (err) {

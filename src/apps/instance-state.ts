@@ -1,3 +1,5 @@
+import { launchEnv } from "../envvars/store";
+import { maskText, secretsToMask } from "../logs/mask";
 import { runtimeFor } from "../runtime";
 import { type AppRow, CRASH_OUTPUT_LINES, type InstanceView, viewInstance } from "./store";
 
@@ -14,7 +16,8 @@ export async function servingInstance(env: Env, row: AppRow, now: number): Promi
     if (!state) return null;
     const view = viewInstance(state, now);
     if (view.state !== "crashed") return view;
-    return viewInstance(state, now, await runtime.logs(row.instanceId, { tail: CRASH_OUTPUT_LINES }));
+    const output = await runtime.logs(row.instanceId, { tail: CRASH_OUTPUT_LINES });
+    return viewInstance(state, now, maskText(output, secretsToMask(Object.values((await launchEnv(env, row.id)).env))));
   } catch {
     return null;
   }

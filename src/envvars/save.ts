@@ -1,3 +1,4 @@
+import { maskText, secretsToMask } from "../logs/mask";
 import { type AppRow, getApp, instanceColumns, updateApp } from "../apps/store";
 import { launchAndSwitch, liveSpec, retirePolicy } from "../apps/launch";
 import type { PlanId } from "../apps/plans";
@@ -77,7 +78,8 @@ export async function applyEnv(env: Env, appId: string, version: number): Promis
       spec: liveSpec(app, app.plan as PlanId, variables.env)!,
       probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
       retire: retirePolicy(getConfig(env)),
-      log: async (text) => void lines.push(text),
+      // The check's output is kept in D1 for the app page: the app's own values are masked in it.
+      log: async (text) => void lines.push(maskText(text, secretsToMask(Object.values(variables.env)))),
       switchTo: async (instance) =>
         (await updateApp(env, appId, { ...instanceColumns(instance), envAppliedVersion: variables.version }, { instanceId: app.instanceId }))
           ? { switched: true, replaced: { instanceId: app.instanceId, image: null, serving: true } }

@@ -139,3 +139,128 @@ export function logFrame(stream: 1 | 2, payload: Uint8Array): Uint8Array {
   return frame;
 }
 
+
+/** Longest line kept whole; the rest of a longer line is cut and marked (a flood of one line stays bounded). */
+export const MAX_LOG_LINE_CHARS = 16 * 1024;
+const CUT_MARK = " [line cut]";
+
+/** One decoded line of a `logs?timestamps=1` stream. */
+export interface TimestampedLine {
+  /** ms since the epoch, from the engine's RFC 3339 timestamp (0 when it had none). */
+  at: number;
+  stream: "stdout" | "stderr";
+  text: string;
+}
+
+/**
+ * Decodes a logs stream as it arrives, in arbitrary chunks: frame headers split across chunks,
+ * frames holding several lines or part of one, stdout and stderr each with its own pending line.
+ * With `timestamps=1` the engine starts each line with `2026-11-24T00:14:01.123456789Z `. A line
+ * longer than MAX_LOG_LINE_CHARS is cut there; bytes that are not UTF-8 become U+FFFD.
+ */
+export class LogStreamDecoder {
+  private buffer: Uint8Array = new Uint8Array(0);
+  private raw: boolean | undefined;
+  private readonly pending = { stdout: new PendingLine(), stderr: new PendingLine() };
+
+  /** Feeds a chunk; returns the lines it completed. */
+  push(chunk: Uint8Array): TimestampedLine[] {
+    this.buffer = this.buffer.length === 0 ? chunk : concat(this.buffer, chunk);
+    if (this.raw === undefined) {
+      if (this.buffer.length < FRAME_HEADER) return [];
+      this.raw = !looksMultiplexed(this.buffer);
+    }
+    const out: TimestampedLine[] = [];
+    if (this.raw) {
+      this.pending.stdout.feed(this.buffer, "stdout", out);
+      this.buffer = new Uint8Array(0);
+      return out;
+    }
+    let offset = 0;
+    const view = new DataView(this.buffer.buffer, this.buffer.byteOffset, this.buffer.byteLength);
+    while (offset + FRAME_HEADER <= this.buffer.length) {
+      const size = view.getUint32(offset + 4);
+      if (offset + FRAME_HEADER + size > this.buffer.length) break;
+      const stream = this.buffer[offset] === 2 ? "stderr" : "stdout";
+      this.pending[stream].feed(this.buffer.subarray(offset + FRAME_HEADER, offset + FRAME_HEADER + size), stream, out);
+      offset += FRAME_HEADER + size;
+    }
+    this.buffer = this.buffer.slice(offset);
+    return out;
+  }
+
+  /** Lines left without a newline when the stream ends. */
+  flush(): TimestampedLine[] {
+    const out: TimestampedLine[] = [];
+    if (this.raw === undefined && this.buffer.length > 0) this.pending.stdout.feed(this.buffer, "stdout", out);
+    this.buffer = new Uint8Array(0);
+    this.pending.stdout.end("stdout", out);
+    this.pending.stderr.end("stderr", out);
+    return out;
+  }
+}
+
+class PendingLine {
+  private readonly decoder = new TextDecoder();
+  private text = "";
+  private cut = false;
+
+  feed(bytes: Uint8Array, stream: TimestampedLine["stream"], out: TimestampedLine[]): void {
+    const parts = this.decoder.decode(bytes, { stream: true }).split("\n");
+    for (let i = 0; i < parts.length; i++) {
+      this.add(parts[i]!);
+      if (i < parts.length - 1) this.emit(stream, out);
+    }
+  }
+
+  end(stream: TimestampedLine["stream"], out: TimestampedLine[]): void {
+    this.add(this.decoder.decode());
+    if (this.text || this.cut) this.emit(stream, out);
+  }
+
+  private add(part: string): void {
+    if (this.cut) return;
+    // The timestamp prefix counts toward the limit; a few dozen characters more are harmless.
+    const room = MAX_LOG_LINE_CHARS + TIMESTAMP_ROOM - this.text.length;
+    if (part.length > room) {
+      this.text += part.slice(0, room);
+      this.cut = true;
+    } else this.text += part;
+  }
+
+  private emit(stream: TimestampedLine["stream"], out: TimestampedLine[]): void {
+    out.push({ stream, ...splitTimestamp(this.text.replace(/\r$/, ""), this.cut) });
+    this.text = "";
+    this.cut = false;
+  }
+}
+
+const TIMESTAMP_ROOM = 40;
+const TIMESTAMP = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d) ?/;
+
+/** `2026-11-24T00:14:01.123456789Z text` -> at (ms) and text; no timestamp: at 0. */
+export function splitTimestamp(line: string, cut = false): { at: number; text: string } {
+  const m = TIMESTAMP.exec(line);
+  let at = 0;
+  let text = line;
+  if (m) {
+    const millis = m[2] ? m[2].slice(0, 4).padEnd(4, "0") : "";
+    const parsed = Date.parse(`${m[1]}${millis}${m[3]}`);
+    if (!Number.isNaN(parsed)) {
+      at = parsed;
+      text = line.slice(m[0].length);
+    }
+  }
+  if (text.length > MAX_LOG_LINE_CHARS) {
+    text = text.slice(0, MAX_LOG_LINE_CHARS);
+    cut = true;
+  }
+  return { at, text: cut ? `${text}${CUT_MARK}` : text };
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const joined = new Uint8Array(a.length + b.length);
+  joined.set(a);
+  joined.set(b, a.length);
+  return joined;
+}

@@ -5,7 +5,7 @@
  */
 import { type Builder, type BuilderChoice, buildQuery, chooseBuilder, followBuild, progressFor, repositoryOf, supportsBuildKit } from "./docker-build";
 import { DockerEngineClient, engineMessage } from "./docker-client";
-import { demultiplexLogs } from "./docker-stream";
+import { LogStreamDecoder, demultiplexLogs } from "./docker-stream";
 import { instanceHostConfig } from "./instance-settings";
 import {
   type BuildOutcome,
@@ -15,6 +15,8 @@ import {
   type InstanceRunState,
   type InstanceSpec,
   type InstanceState,
+  type LogLine,
+  type LogOptions,
   InstanceExitedError,
   PortTakenError,
   RuntimeUnavailableError,
@@ -259,6 +261,25 @@ export class DockerRuntime implements ContainerRuntime {
     return res.ok ? demultiplexLogs(body) : "";
   }
 
+  /**
+   * `GET /containers/{id}/logs?timestamps=1`, decoded frame by frame as it arrives. Following,
+   * the engine call stays open until the instance is removed or `signal` aborts, which ends the
+   * call (the engine's connection is not left behind). Read lazily: a slow reader slows the engine's
+   * stream, never grows a buffer here.
+   */
+  async logLines(id: string, options: LogOptions = {}): Promise<AsyncIterable<LogLine> | null> {
+    const query: Record<string, string> = { stdout: "1", stderr: "1", timestamps: "1", follow: options.follow ? "1" : "0" };
+    if (options.tail !== undefined) query.tail = String(Math.max(0, Math.floor(options.tail)));
+    // The engine takes seconds with a fraction: lines at or after this moment.
+    if (options.since !== undefined) query.since = (Math.max(0, options.since) / 1000).toFixed(3);
+    const res = await this.client.request("GET", `/containers/${seg(id)}/logs`, { query, accept: [404], untimed: options.follow === true, ...(options.signal ? { signal: options.signal } : {}) });
+    if (res.status === 404) {
+      await res.arrayBuffer();
+      return null;
+    }
+    return decodeLogLines(res, options.signal);
+  }
+
   private async container(id: string): Promise<ContainerJson | null> {
     const { status, body } = await this.client.json<ContainerJson>("GET", `/containers/${seg(id)}/json`, { accept: [404] });
     return status === 404 ? null : body;
@@ -291,6 +312,26 @@ export class DockerRuntime implements ContainerRuntime {
   }
 }
 
+/** The lines of a logs reply as they arrive; stops reading (and ends the engine call) when the reader stops. */
+async function* decodeLogLines(res: Response, signal: AbortSignal | undefined): AsyncGenerator<LogLine> {
+  const reader = res.body?.getReader();
+  if (!reader) return;
+  const decoder = new LogStreamDecoder();
+  try {
+    for (;;) {
+      if (signal?.aborted) return;
+      const chunk = await reader.read().catch((error: unknown) => {
+        if (signal?.aborted) return { done: true as const, value: undefined };
+        throw error;
+      });
+      if (chunk.done) break;
+      yield* decoder.push(chunk.value);
+    }
+    yield* decoder.flush();
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
 class BuildTimeout extends Error {
   constructor(readonly seconds: number) {
     super(`The build did not finish within ${seconds} s.`);

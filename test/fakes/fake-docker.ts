@@ -37,9 +37,14 @@ interface FakeContainer {
   finished: boolean;
   restarts: number;
   createdAt: string;
-  logs: LogLine[];
+  logs: TimedLine[];
+  /** Open `logs?follow=1` calls: each gets every line printed from now on; `null` ends them (removed). */
+  followers: Set<(line: TimedLine | null) => void>;
   published?: PublishedPort;
 }
+
+/** A line of output and when it was printed (ms since the epoch). */
+type TimedLine = LogLine & { at: number };
 
 /** What a test can see of an instance. */
 export interface FakeContainerView {
@@ -70,6 +75,8 @@ export interface FakeDocker {
   close(): Promise<void>;
   containers(): FakeContainerView[];
   images(): FakeImageView[];
+  /** Makes a running instance print lines (as its process would), e.g. to test followers. */
+  print(id: string, text: string, stream?: 1 | 2): void;
 }
 
 /** Starts the fake. `unref`: do not keep the Node process alive (e.g. when started by vitest's config). */
@@ -94,6 +101,7 @@ export async function startFakeDocker(options: { unref?: boolean } = {}): Promis
     },
     containers: () => engine.containerViews(),
     images: () => engine.imageViews(),
+    print: (id, text, stream = 1) => engine.print(id, text, stream),
   };
 }
 
@@ -111,6 +119,14 @@ class FakeEngine {
       res.writeHead(200, { "Api-Version": FAKE_API_VERSION, "Content-Type": "text/plain" });
       return void res.end(method === "HEAD" ? undefined : "OK");
     }
+    // Not the engine's API: lets tests (also those inside workerd) make an instance print lines.
+    const printing = /^\/fake\/containers\/([^/]+)\/print$/.exec(url.pathname);
+    if (method === "POST" && printing) {
+      const body = JSON.parse(await readText(req)) as { text: string; stream?: 1 | 2 };
+      return this.print(decodeURIComponent(printing[1]!), body.text, body.stream ?? 1) ? send(res, 204) : send(res, 404, { message: "No such container" });
+    }
+    const following = /^\/fake\/containers\/([^/]+)\/followers$/.exec(url.pathname);
+    if (method === "GET" && following) return send(res, 200, { count: this.container(decodeURIComponent(following[1]!))?.followers.size ?? 0 });
     const versioned = /^\/v([\d.]+)(\/.*)$/.exec(url.pathname);
     if (!versioned || versioned[1] !== FAKE_API_VERSION) {
       return send(res, 400, { message: `the fake engine only serves /v${FAKE_API_VERSION}/ paths, not ${url.pathname}` });
@@ -128,7 +144,7 @@ class FakeEngine {
       const c = this.container(decodeURIComponent(m[1]!));
       if (!c) return send(res, 404, { message: `No such container: ${decodeURIComponent(m[1]!)}` });
       if (m[2] === "json") return send(res, 200, this.inspectJson(c));
-      if (m[2] === "logs") return this.logs(res, c, q.get("tail"));
+      if (m[2] === "logs") return this.logs(req, res, c, q);
       if (m[2] === "start" && c.running) return send(res, 304);
       if (m[2] === "stop" && !c.running) return send(res, 304);
       if (m[2] !== "start") await this.halt(c);
@@ -224,6 +240,7 @@ class FakeEngine {
       restarts: 0,
       createdAt: new Date().toISOString(),
       logs: [],
+      followers: new Set(),
     };
     this.containers.set(c.id, c);
     send(res, 201, { Id: c.id, Warnings: [] });
@@ -238,7 +255,7 @@ class FakeEngine {
     const plan = planProcess([...c.image.entrypoint, ...c.image.cmd], env);
     const policy = c.hostConfig.RestartPolicy as { Name?: string; MaximumRetryCount?: number } | undefined;
     const retries = policy?.Name === "on-failure" && plan.exitCode !== 0 && !plan.httpd ? (policy.MaximumRetryCount ?? 0) : 0;
-    for (let i = 0; i <= retries; i++) c.logs.push(...plan.logs);
+    for (let i = 0; i <= retries; i++) for (const line of plan.logs) this.append(c, line);
     c.restarts += retries;
     c.exitCode = plan.exitCode;
     if (!plan.httpd) {
@@ -252,18 +269,53 @@ class FakeEngine {
   }
 
   private async halt(c: FakeContainer): Promise<void> {
+    // The engine ends `follow` calls when the process stops.
+    for (const follower of c.followers) follower(null);
     if (c.running) c.finished = true;
     c.running = false;
     await c.published?.close();
     c.published = undefined;
   }
 
-  private logs(res: ServerResponse, c: FakeContainer, tail: string | null): void {
+  private append(c: FakeContainer, line: LogLine): void {
+    const timed = { ...line, at: Date.now() };
+    c.logs.push(timed);
+    for (const follower of c.followers) follower(timed);
+  }
+
+  /** Lines printed by an instance; false when there is no such instance. */
+  print(key: string, text: string, stream: 1 | 2): boolean {
+    const c = this.container(key);
+    if (!c) return false;
+    for (const line of text.split("\n")) this.append(c, { stream, text: `${line}\n` });
+    return true;
+  }
+
+  /** `tail`, `since` (seconds, with a fraction), `timestamps` and `follow`, as the engine reads them. */
+  private logs(req: IncomingMessage, res: ServerResponse, c: FakeContainer, q: URLSearchParams): void {
+    const tail = q.get("tail");
     const count = tail && tail !== "all" ? Number(tail) : Infinity;
-    const lines = count === Infinity ? c.logs : count > 0 ? c.logs.slice(-count) : [];
+    const since = q.get("since") ? Number(q.get("since")) * 1000 : 0;
+    const timestamps = q.get("timestamps") === "1" || q.get("timestamps") === "true";
+    const after = c.logs.filter((line) => line.at >= since);
+    const lines = count === Infinity ? after : count > 0 ? after.slice(-count) : [];
+    const frame = (line: TimedLine) => {
+      const stamp = timestamps ? `${new Date(line.at).toISOString().replace("Z", "000000Z")} ` : "";
+      return logFrame(line.stream, new TextEncoder().encode(`${stamp}${line.text}`));
+    };
     res.writeHead(200, { "Content-Type": "application/vnd.docker.raw-stream" });
-    for (const line of lines) res.write(logFrame(line.stream, new TextEncoder().encode(line.text)));
-    res.end();
+    // The engine answers at once, even when no line is there yet.
+    res.flushHeaders();
+    for (const line of lines) res.write(frame(line));
+    if (q.get("follow") !== "1" && q.get("follow") !== "true") return void res.end();
+    const follower = (line: TimedLine | null) => {
+      if (line) res.write(frame(line));
+      else res.end();
+    };
+    c.followers.add(follower);
+    const done = () => c.followers.delete(follower);
+    req.on("close", done);
+    res.on("close", done);
   }
 
   private inspectJson(c: FakeContainer): unknown {

@@ -225,6 +225,47 @@ export function describeRuntimeConformance(name: string, setup: () => Promise<Ru
       expect(last.trimEnd().split("\n")).toHaveLength(1);
     });
 
+    it("logLines gives timestamped lines with their stream; tail and since limit them", async (ctx) => {
+      if (!runtime.logLines) return ctx.skip();
+      const before = Date.now() - 5_000;
+      const instance = await start(tag("web"));
+      await waitFor(async () => (await runtime.logs(instance.id)).includes(img.STDERR_LINE), "both log lines");
+      const lines = await collect(await runtime.logLines(instance.id));
+      // The engine reads stdout and stderr apart: their order between the two is not fixed.
+      expect(lines.map(({ stream, text }) => ({ stream, text })).sort((a, b) => a.stream.localeCompare(b.stream))).toEqual([
+        { stream: "stderr", text: img.STDERR_LINE },
+        { stream: "stdout", text: img.STARTED_LINE },
+      ]);
+      for (const line of lines) expect(line.at).toBeGreaterThan(before);
+      for (const line of lines) expect(line.at).toBeLessThanOrEqual(Date.now() + 5_000);
+      expect((await collect(await runtime.logLines(instance.id, { tail: 1 }))).map((l) => l.text)).toEqual([lines[1]!.text]);
+      expect(await collect(await runtime.logLines(instance.id, { since: Date.now() + 60_000 }))).toEqual([]);
+      expect((await collect(await runtime.logLines(instance.id, { since: lines[0]!.at }))).length).toBeGreaterThanOrEqual(1);
+      expect(await runtime.logLines("cp-conformance-no-such-instance")).toBeNull();
+    });
+
+    it("logLines with follow yields what is there, then ends when the reader aborts or the instance goes", async (ctx) => {
+      if (!runtime.logLines) return ctx.skip();
+      const instance = await start(tag("web"));
+      await waitFor(async () => (await runtime.logs(instance.id)).includes(img.STDERR_LINE), "both log lines");
+      const reader = new AbortController();
+      const followed = await runtime.logLines(instance.id, { follow: true, signal: reader.signal });
+      const seen: string[] = [];
+      const ended = (async () => {
+        for await (const line of followed!) seen.push(line.text);
+      })();
+      await waitFor(async () => seen.includes(img.STDERR_LINE), "the followed lines");
+      reader.abort();
+      await expect(withTimeout(ended, 5_000)).resolves.toBeUndefined();
+
+      const second = await runtime.logLines(instance.id, { follow: true, tail: 0 });
+      const gone = (async () => {
+        for await (const _ of second!) void _;
+      })();
+      await runtime.remove(instance.id);
+      await expect(withTimeout(gone, 10_000)).resolves.toBeUndefined();
+    });
+
     it("a process that exits at once is reported, and its logs stay readable", async () => {
       const outcome = await build("exiting");
       expect(outcome.ok).toBe(true);
@@ -411,6 +452,19 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+async function collect<T>(lines: AsyncIterable<T> | null): Promise<T[]> {
+  const out: T[] = [];
+  if (lines) for await (const line of lines) out.push(line);
+  return out;
+}
+
+/** Rejects when `work` has not settled within `ms`. */
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`not done within ${ms} ms`)), ms)));
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 function escape(text: string): string {

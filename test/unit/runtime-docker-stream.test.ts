@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BuildProgress, JsonLinesDecoder, demultiplexLogs, logFrame } from "../../src/runtime/docker-stream";
+import { BuildProgress, JsonLinesDecoder, LogStreamDecoder, MAX_LOG_LINE_CHARS, demultiplexLogs, logFrame, splitTimestamp } from "../../src/runtime/docker-stream";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -75,5 +75,59 @@ describe("demultiplexLogs", () => {
     expect(demultiplexLogs(bytes("plain text\n"))).toBe("plain text\n");
     expect(demultiplexLogs(new Uint8Array())).toBe("");
     expect(demultiplexLogs(logFrame(1, bytes("abcdef")).subarray(0, 11))).toBe("abc");
+  });
+});
+
+describe("LogStreamDecoder (logs?timestamps=1, decoded as it arrives)", () => {
+  const stamp = "2026-11-24T00:14:01.123456789Z";
+  const at = Date.parse("2026-11-24T00:14:01.123Z");
+  const frames = (...parts: [1 | 2, string][]) => {
+    const all = parts.map(([stream, text]) => logFrame(stream, bytes(text)));
+    const joined = new Uint8Array(all.reduce((n, f) => n + f.length, 0));
+    let offset = 0;
+    for (const f of all) joined.set(f, (offset += f.length) - f.length);
+    return joined;
+  };
+  const feedInPieces = (body: Uint8Array, size: number) => {
+    const decoder = new LogStreamDecoder();
+    const out = [];
+    for (let i = 0; i < body.length; i += size) out.push(...decoder.push(body.slice(i, i + size)));
+    return [...out, ...decoder.flush()];
+  };
+
+  // Rule: each engine line becomes one LogLine {at, stream, text}, whatever the chunking.
+  it.each([1, 3, 8, 9, 64, 4096])("gives the same lines when fed %i bytes at a time", (size) => {
+    const body = frames([1, `${stamp} first\n${stamp} sec`], [2, `${stamp} on stderr\n`], [1, "ond\n"], [1, `${stamp} no newline`]);
+    // stdout's "first" completes in the first frame, stderr's line in the second, "second" in the third.
+    expect(feedInPieces(body, size)).toEqual([
+      { at, stream: "stdout", text: "first" },
+      { at, stream: "stderr", text: "on stderr" },
+      { at, stream: "stdout", text: "second" },
+      { at, stream: "stdout", text: "no newline" },
+    ]);
+  });
+
+  it("cuts a huge line and marks it, keeping memory bounded", () => {
+    const huge = "x".repeat(MAX_LOG_LINE_CHARS * 4);
+    const [line] = feedInPieces(frames([1, `${stamp} ${huge}\n`]), 10_000);
+    expect(line!.text.length).toBeLessThan(MAX_LOG_LINE_CHARS + 20);
+    expect(line!.text.endsWith("[line cut]")).toBe(true);
+  });
+
+  it("turns bytes that are not UTF-8 into U+FFFD, and drops a CR before the newline", () => {
+    const body = new Uint8Array([...logFrame(1, new Uint8Array([...bytes(`${stamp} a`), 0xff, 0xfe, ...bytes("b\r\n")]))]);
+    expect(feedInPieces(body, 5)).toEqual([{ at, stream: "stdout", text: "a\uFFFD\uFFFDb" }]);
+  });
+
+  it("reads a TTY instance's raw text as stdout", () => {
+    expect(feedInPieces(bytes(`${stamp} plain text line\n`), 4)).toEqual([{ at, stream: "stdout", text: "plain text line" }]);
+  });
+
+  it.each([
+    ["2026-11-24T00:14:01Z hello", { at: Date.parse("2026-11-24T00:14:01Z"), text: "hello" }],
+    ["2026-11-24T00:14:01.5+01:00 hi", { at: Date.parse("2026-11-24T00:14:01.500+01:00"), text: "hi" }],
+    ["no stamp here", { at: 0, text: "no stamp here" }],
+  ])("splitTimestamp(%j)", (line, expected) => {
+    expect(splitTimestamp(line)).toEqual(expected);
   });
 });

@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { appController } from "../../apps/app-controller";
-import { deployLogKey } from "../../apps/deploy-log";
+import { readDeployLog } from "../../apps/deploy-log";
 import { createApp } from "../../apps/service";
 import { AppSettingsPatch, NewAppRequest, PlanRequest } from "../../apps/settings";
 import {
@@ -19,6 +19,7 @@ import type { AppEnv } from "../../http/context";
 import { ApiError, type ErrorCode, invalid, notFound } from "../../http/errors";
 import { readJson } from "../../http/validate";
 import { repositoryProblem } from "../../source/forge";
+import { searchLogs, streamDeployLog, streamLogs } from "./logs";
 
 async function view(c: Context<AppEnv>, row: AppRow) {
   const [latest, instance] = await Promise.all([latestDeploy(c.env, row.id), servingInstance(c.env, row, c.get("deps").now())]);
@@ -94,6 +95,8 @@ export const appRoutes = new Hono<AppEnv>()
     const { plan } = await readJson(c, PlanRequest);
     return control(c, async (app, now) => (await planChangeBlocked(c.env, app.id, plan)) ?? appController(c.env, app.id).changePlan({ appId: app.id, plan, now }));
   })
+  .get("/:id/logs", searchLogs)
+  .get("/:id/logs/stream", streamLogs)
   .get("/:id/deploys", async (c) => {
     const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
     return c.json({ deploys: (await listDeploys(c.env, app.id)).map((deploy) => viewDeploy(deploy, app)) });
@@ -108,10 +111,10 @@ export const appRoutes = new Hono<AppEnv>()
     const [deploy, current] = await Promise.all([getDeploy(c.env, app.id, result.deployId), getOwnedApp(c.env, c.get("accountId")!, app.id)]);
     return c.json({ deploy: deploy ? viewDeploy(deploy, current) : { id: result.deployId, status: "starting" } }, 202);
   })
+  .get("/:id/deploys/:deployId/log/stream", streamDeployLog)
   .get("/:id/deploys/:deployId/log", async (c) => {
     const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
     const deploy = await getDeploy(c.env, app.id, c.req.param("deployId"));
     if (!deploy) throw notFound("No deploy with this id exists for this app.");
-    const object = await c.env.LOGS.get(deployLogKey(app.id, deploy.id));
-    return c.body(object ? object.body : "", 200, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
+    return c.body(await readDeployLog(c.env.LOGS, app.id, deploy.id), 200, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
   });

@@ -13,6 +13,7 @@ import type { Flash } from "./flash";
 import type { FieldErrors } from "./forms";
 import { Layout, type Viewer } from "./layout";
 import { PushSection, type PushSectionState } from "./push-section";
+import { LogsSection, type LogsSectionProps } from "./logs-section";
 
 /** Everything the app page shows. */
 export interface AppPageProps {
@@ -35,6 +36,8 @@ export interface AppPageProps {
   healthForm?: HealthForm;
   /** The private repository and deploy-on-push section: a token error, or a secret just made. */
   push?: PushSectionState;
+  /** The Logs section (the page itself, not its forms' error renders, shows it). */
+  logs?: LogsSectionProps;
 }
 
 /** The port the app is probed on and why (SPEC.md deployment contract 2), once a build told it. */
@@ -137,6 +140,7 @@ export function AppPage(props: AppPageProps) {
         <DeployHistory appId={app.id} deploys={props.deploys} locale={viewer.locale} csrfToken={viewer.csrfToken} />
       </div>
       <p class="visually-hidden" role="status" data-app-announce=""></p>
+      {props.logs && <LogsSection {...props.logs} />}
       <DomainsSection appId={app.id} csrfToken={viewer.csrfToken} locale={viewer.locale} {...props.domains} />
       <EnvSection app={app} csrfToken={viewer.csrfToken} rows={props.envRows} paste={props.envPaste} flash={props.flash} />
       <HealthSection app={app} csrfToken={viewer.csrfToken} form={props.healthForm} />

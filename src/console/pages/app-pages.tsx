@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import { servingInstance } from "../../apps/instance-state";
 import { appController } from "../../apps/app-controller";
-import { deployLogKey } from "../../apps/deploy-log";
+import { readDeployLog } from "../../apps/deploy-log";
 import { PLANS, type PlanId } from "../../apps/plans";
 import { createApp } from "../../apps/service";
 import { AppSettingsRequest, HealthCheckForm, NewAppRequest, PlanRequest } from "../../apps/settings";
@@ -15,6 +15,7 @@ import { AppListPage, NewAppPage } from "./app-list";
 import { AppPage, type AppPageProps } from "./app-page";
 import { DeleteAppPage } from "./app-controls";
 import { DeployLogPage } from "./deploy-panel";
+import { logsSectionProps } from "./logs-section";
 import { type Flash, setFlash, takeFlash } from "./flash";
 import { type FieldErrors, readForm } from "./forms";
 import { loadViewer, render } from "./layout";
@@ -129,7 +130,7 @@ export const appPages = new Hono<AppEnv>()
   .get("/:id", async (c) => {
     const flash = await takeFlash(c);
     const row = await ownedApp(c);
-    return render(c, <AppPage {...await appPageProps(c, row)} flash={flash} />);
+    return render(c, <AppPage {...await appPageProps(c, row)} logs={await logsSectionProps(c, row.id)} flash={flash} />);
   })
   .post("/:id/settings", async (c) => {
     const row = await ownedApp(c);
@@ -220,7 +221,6 @@ export const appPages = new Hono<AppEnv>()
     const row = await ownedApp(c);
     const deploy = await getDeploy(c.env, row.id, c.req.param("deployId"));
     if (!deploy) throw notFound("No deploy with this id exists for this app.");
-    const object = await c.env.LOGS.get(deployLogKey(row.id, deploy.id));
-    const log = object ? await object.text() : "";
+    const log = await readDeployLog(c.env.LOGS, row.id, deploy.id);
     return render(c, <DeployLogPage viewer={await loadViewer(c)} app={await viewOf(c, row)} deploy={viewDeploy(deploy, row)} log={log} flash={flash} />);
   });

@@ -2,7 +2,8 @@
  * The console's only script, served from /console/assets/console.js (CSP `script-src 'self'`).
  * Every page works without it; it adds local-time dates, copy buttons, live export status and
  * follows a running deploy (status, controls and log) on an app's pages, and counts down to each
- * custom domain's next check, redrawing the Custom domains section once a check is due.
+ * custom domain's next check, redrawing the Custom domains section once a check is due, and
+ * follows an app's runtime output live (SSE) with its search.
  */
 export const CLIENT_SCRIPT = `"use strict";
 (function () {
@@ -90,8 +91,32 @@ export const CLIENT_SCRIPT = `"use strict";
     var hideRefresh = function () {
       box.querySelectorAll("[data-refresh-link]").forEach(function (link) { link.hidden = true; });
     };
+    // The deploy's log comes line by line over SSE (resumed by the browser with the last event
+    // id); the lines received so far are the log shown, also after a redraw of the page.
+    var streamed = null;
+    var shown = false;
+    var showStreamed = function () {
+      shown = false;
+      var pre = document.getElementById("deploy-log");
+      if (!pre || !streamed || streamed.length === 0) return;
+      var atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 8;
+      pre.textContent = streamed.join("\\n") + "\\n";
+      if (atEnd) pre.scrollTop = pre.scrollHeight;
+    };
+    if (logSrc && window.EventSource && document.getElementById("deploy-log")) {
+      streamed = [];
+      var logSource = new EventSource(logSrc + "/stream");
+      logSource.onmessage = function (event) {
+        streamed.push(JSON.parse(event.data).text);
+        if (!shown) {
+          shown = true;
+          setTimeout(showStreamed, 100);
+        }
+      };
+      logSource.addEventListener("end", function () { logSource.close(); });
+    }
     var followLog = function () {
-      if (!logSrc) return Promise.resolve();
+      if (!logSrc || streamed) return Promise.resolve();
       return get(logSrc).then(function (res) { return res.text(); }).then(function (text) {
         var pre = document.getElementById("deploy-log");
         if (!pre || !text) return;
@@ -108,6 +133,7 @@ export const CLIENT_SCRIPT = `"use strict";
         box.innerHTML = next.innerHTML;
         ["data-app-state", "data-deploying"].forEach(function (name) { box.setAttribute(name, next.getAttribute(name)); });
         localDates(box);
+        showStreamed();
         var pre = document.getElementById("deploy-log");
         if (pre) pre.scrollTop = pre.scrollHeight;
         if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
@@ -247,11 +273,131 @@ export const CLIENT_SCRIPT = `"use strict";
     });
   }
 
+  // The app page's Logs section: the runtime output live over SSE (EventSource resumes with the
+  // last event id by itself), the gap fetched from the JSON route when the tab is shown again,
+  // and the search form answered from the JSON route without reloading the page.
+  function liveLogs() {
+    var box = document.getElementById("logs");
+    var pre = document.getElementById("live-logs");
+    if (!box || !pre || !window.EventSource || !window.fetch) return;
+    var status = document.getElementById("logs-status");
+    var form = document.getElementById("logs-search");
+    var back = box.querySelector("[data-logs-live]");
+    var streamSrc = box.getAttribute("data-logs-stream");
+    var searchSrc = box.getAttribute("data-logs-search");
+    var MAX_ROWS = 2000;
+    var source = null;
+    var lastId = "";
+    var lastAt = 0;
+    var seen = [];
+    var seenSet = {};
+    var searching = box.getAttribute("data-searching") === "true";
+    var pad = function (n) { return (n < 10 ? "0" : "") + n; };
+    var format = function (line) {
+      var d = new Date(line.at);
+      var when = d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate()) + " " + pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes()) + ":" + pad(d.getUTCSeconds());
+      return when + (line.stream === "stderr" ? " ! " : "   ") + line.text + "\\n";
+    };
+    var say = function (text) { if (status) status.textContent = text; };
+    // A line already shown (from the stream or a gap fetch) is not shown twice.
+    var fresh = function (line) {
+      var key = line.at + "|" + line.stream + "|" + line.text;
+      if (seenSet[key]) return false;
+      seenSet[key] = true;
+      seen.push(key);
+      if (seen.length > MAX_ROWS * 2) delete seenSet[seen.shift()];
+      return true;
+    };
+    var add = function (line) {
+      if (!fresh(line)) return;
+      var atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 8;
+      var row = document.createElement("span");
+      row.className = line.stream === "stderr" ? "log-line log-stderr" : "log-line";
+      row.textContent = format(line);
+      pre.appendChild(row);
+      while (pre.childNodes.length > MAX_ROWS) pre.removeChild(pre.firstChild);
+      if (line.at > lastAt) lastAt = line.at;
+      if (atEnd) pre.scrollTop = pre.scrollHeight;
+    };
+    var clear = function () {
+      pre.textContent = "";
+      seen = [];
+      seenSet = {};
+    };
+    var open = function () {
+      if (source) source.close();
+      source = new EventSource(streamSrc + (lastId ? "?last_event_id=" + encodeURIComponent(lastId) : ""));
+      source.onopen = function () { say("Live."); };
+      source.onmessage = function (event) {
+        if (event.lastEventId) lastId = event.lastEventId;
+        add(JSON.parse(event.data));
+      };
+      source.onerror = function () {
+        if (source && source.readyState === EventSource.CLOSED) say("Disconnected.");
+        else say("Reconnecting…");
+      };
+    };
+    var get = function (params) {
+      var query = Object.keys(params).filter(function (k) { return params[k] !== ""; }).map(function (k) {
+        return encodeURIComponent(k) + "=" + encodeURIComponent(params[k]);
+      }).join("&");
+      return fetch(searchSrc + (query ? "?" + query : ""), { credentials: "same-origin", cache: "no-store" }).then(function (res) {
+        return res.json().then(function (body) { return res.ok ? body : Promise.reject(body.error || res.status); });
+      });
+    };
+    // Back from a hidden tab (the browser may have throttled or dropped the stream): fetch what
+    // was printed meanwhile, then make sure the stream is open again.
+    var catchUp = function () {
+      if (searching || document.hidden) return;
+      get({ since: lastAt ? String(lastAt) : "", limit: "1000" }).then(function (body) {
+        body.lines.forEach(add);
+      }, function () {}).then(function () {
+        if (!source || source.readyState === EventSource.CLOSED) open();
+      });
+    };
+    var live = function () {
+      searching = false;
+      box.setAttribute("data-searching", "false");
+      if (back) back.hidden = true;
+      clear();
+      lastId = "";
+      lastAt = 0;
+      say("Connecting…");
+      open();
+    };
+    var asUtc = function (value) { return value ? String(Date.parse(value.length === 16 ? value + ":00Z" : value + "Z")) : ""; };
+    if (form) {
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+        var data = new FormData(form);
+        var q = String(data.get("q") || "");
+        var since = String(data.get("since") || "");
+        var until = String(data.get("until") || "");
+        if (!q && !since && !until) return live();
+        if (source) source.close();
+        source = null;
+        searching = true;
+        box.setAttribute("data-searching", "true");
+        say("Searching…");
+        get({ q: q, since: asUtc(since), until: asUtc(until), limit: "1000" }).then(function (body) {
+          clear();
+          body.lines.forEach(add);
+          say(body.lines.length + (body.lines.length === 1 ? " line" : " lines") + " found.");
+          if (back) back.hidden = false;
+        }, function (error) { say(String(error)); });
+      });
+    }
+    if (back) back.addEventListener("click", function (event) { event.preventDefault(); if (form) form.querySelectorAll("input").forEach(function (input) { input.value = ""; }); live(); });
+    document.addEventListener("visibilitychange", catchUp);
+    if (!searching) live();
+  }
+
   localDates(document);
   copyButtons(document);
   liveExports();
   liveApp();
   liveDomains();
   envRows();
+  liveLogs();
 })();
 `;

@@ -133,6 +133,8 @@ button[disabled] { cursor: default; filter: none; opacity: .7; }
 pre.log { background: #0f172a; color: #e2e8f0; border-radius: 6px; padding: 14px 16px; margin: 0; max-height: 70vh; overflow: auto; white-space: pre-wrap; word-break: break-word;
   font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: .84em; line-height: 1.45; }
 pre.log:focus-visible { outline-color: #93b4ff; }
+pre.log .log-stderr { color: #fca5a5; }
+#live-logs { min-height: 6em; }
 /* Custom domains */
 .badge.domain-active { background: #ecfdf3; border-color: #a6e7c1; color: var(--ok); }
 .badge.domain-pending, .badge.domain-verifying { background: #fff7e6; border-color: #f3c77a; color: var(--warn); }

@@ -1,0 +1,77 @@
+import type { Context } from "hono";
+import { getDeploy, getOwnedApp } from "../../apps/store";
+import { launchEnv } from "../../envvars/store";
+import type { AppEnv } from "../../http/context";
+import { invalid, notFound } from "../../http/errors";
+import { describeIssues } from "../../http/validate";
+import { appLogs } from "../../logs/app-logs";
+import { LogIds, instanceTag, parseLogId } from "../../logs/cursor";
+import { secretsToMask } from "../../logs/mask";
+import { LogQuery, toSearch } from "../../logs/query";
+import { logEventStream } from "../../logs/sse";
+import { deployLogEventStream } from "../../logs/deploy-stream";
+import { runtimeFor } from "../../runtime";
+
+/** Lines sent first on a fresh stream (no Last-Event-ID), and at most from a new instance's start. */
+export const STREAM_BACKLOG_LINES = 100;
+const NEW_INSTANCE_LINES = 1000;
+
+/** `GET /console/api/apps/{id}/logs?since=&until=&q=&limit=` -> `{lines: [{at, stream, text}]}`, oldest first. */
+export async function searchLogs(c: Context<AppEnv>) {
+  const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
+  const parsed = LogQuery.safeParse(c.req.query());
+  if (!parsed.success) throw invalid(describeIssues(parsed.error));
+  const lines = await appLogs(c.env, app.id).search(app.id, toSearch(parsed.data));
+  return c.json({ lines }, 200, { "Cache-Control": "no-store" });
+}
+
+/**
+ * `GET /console/api/apps/{id}/logs/stream`: the serving instance's output as SSE, fed by the
+ * engine's `logs?follow=1`. `Last-Event-ID` (header, or `last_event_id` for a page that reopens
+ * the stream itself) resumes after that line. The stream ends when the instance stops or is
+ * replaced; the client's reconnect then follows the new one.
+ */
+export async function streamLogs(c: Context<AppEnv>) {
+  const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
+  const resume = parseLogId(c.req.header("Last-Event-ID") ?? c.req.query("last_event_id"));
+  const runtime = runtimeFor(c.env);
+  const engineCall = new AbortController();
+  // Someone is watching: make sure the app's output is kept too.
+  const watching = appLogs(c.env, app.id).watch(app.id).catch(() => undefined);
+  try {
+    c.executionCtx.waitUntil(watching);
+  } catch {
+    // No execution context (a direct call in tests): the promise runs on its own.
+  }
+  let lines = null;
+  let ids = new LogIds();
+  if (app.instanceId && runtime?.logLines) {
+    const tag = instanceTag(app.instanceId);
+    const same = resume && resume.instance === tag ? resume : null;
+    ids = new LogIds(same, tag);
+    const options = same ? { since: same.at } : { tail: resume ? NEW_INSTANCE_LINES : STREAM_BACKLOG_LINES };
+    lines = await runtime.logLines(app.instanceId, { ...options, follow: true, signal: engineCall.signal });
+  }
+  const secrets = secretsToMask(Object.values((await launchEnv(c.env, app.id)).env));
+  return c.body(logEventStream(lines, { ids, secrets, engineCall }), 200, {
+    "Content-Type": "text/event-stream; charset=utf-8",
+    "Cache-Control": "no-store",
+    // Proxies such as nginx would otherwise hold the events back.
+    "X-Accel-Buffering": "no",
+  });
+}
+
+const SSE_HEADERS = { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", "X-Accel-Buffering": "no" };
+
+/** `GET /console/api/apps/{id}/deploys/{deploy_id}/log/stream`: the deploy's log, line by line, while it runs. */
+export async function streamDeployLog(c: Context<AppEnv>) {
+  const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
+  const deployId = c.req.param("deployId")!;
+  if (!(await getDeploy(c.env, app.id, deployId))) throw notFound("No deploy with this id exists for this app.");
+  const running = async () => {
+    const status = (await getDeploy(c.env, app.id, deployId))?.status;
+    return status === "building" || status === "starting";
+  };
+  const resume = c.req.header("Last-Event-ID") ?? c.req.query("last_event_id") ?? null;
+  return c.body(deployLogEventStream({ bucket: c.env.LOGS, appId: app.id, deployId, running, resume }), 200, SSE_HEADERS);
+}
