@@ -5,7 +5,10 @@ import { launchEnv } from "../envvars/store";
 import { describeError, log } from "../http/log";
 import type { ContainerRuntime, Instance } from "../runtime/types";
 import type { Refusal } from "./controls";
-import { DeployLog, deployLogKey } from "./deploy-log";
+import { DeployLog, deployLogPrefix } from "./deploy-log";
+import { healthSettings } from "./health";
+import { appLogs } from "../logs/app-logs";
+import { secretsToMask } from "../logs/mask";
 import { ROLLBACK_CURRENT_MESSAGE, ROLLBACK_UNAVAILABLE_MESSAGE, imagesToKeep, planRollback, rollbackAvailable } from "./history";
 import { type SwitchOutcome, launchAndSwitch, retirePolicy } from "./launch";
 import type { PlanId } from "./plans";
@@ -53,7 +56,8 @@ export async function prepareRollback(env: Env, input: { app: AppRow; targetId: 
   if (plan === "refused") return { outcome: "refused", code: "INVALID_STATE", message: "The app has never gone live, so there is nothing to roll back to. Deploy it first." };
   if (plan === "renew_first") return { outcome: "refused", code: "INSUFFICIENT_FUNDS", message: "The app's paid period has ended and could not be renewed. Top up the wallet, then try again." };
   const deploy = await insertRollbackDeploy(env, { id: input.deployId, from: target, now: input.now });
-  const deployLog = new DeployLog(env.LOGS, deployLogKey(app.id, deploy.id), Date.now);
+  const deployLog = new DeployLog(env.LOGS, deployLogPrefix(app.id, deploy.id), Date.now);
+  deployLog.mask(secretsToMask(Object.values((await launchEnv(env, app.id)).env)));
   const commit = target.commitSha ? `, commit ${target.commitSha.slice(0, 12)}` : "";
   await deployLog.step(`Rollback to deploy ${target.id.slice(0, 8)} (image ${target.image}${commit}): no rebuild`);
   return { plan, app, deploy, log: deployLog };
@@ -87,13 +91,17 @@ export async function switchRunning(env: Env, runtime: ContainerRuntime, prepare
     const config = getConfig(env);
     const outcome = await launchAndSwitch({
       runtime,
-      spec: { appId: app.id, image: deploy.image!, port: deploy.port!, portReason: deploy.portReason ?? "", plan: app.plan as PlanId, env: variables.env, deployId: deploy.id },
+      replaces: app.instanceId,
+      spec: { appId: app.id, image: deploy.image!, port: deploy.port!, portReason: deploy.portReason ?? "", plan: app.plan as PlanId, env: variables.env, deployId: deploy.id, healthCheck: healthSettings(app.healthCheck) },
       probeTimeoutSeconds: config.PROBE_TIMEOUT_SECONDS,
+      healthIntervalSeconds: config.HEALTH_CHECK_INTERVAL_SECONDS,
       retire: retirePolicy(config),
       log: (text) => deployLog.append(text),
       switchTo: (instance) => steps.complete({ deployId: deploy.id, instance, replaces: app.instanceId, envVersion: variables.version, now: Date.now() }),
     });
     if (!outcome.ok) await fail({ kind: outcome.kind === "not_switched" ? "interrupted" : outcome.kind, message: outcome.message });
+    // The app's output is kept from now on (src/logs/app-logs.ts), as after a deploy.
+    else await appLogs(env, app.id).watch(app.id).catch(() => undefined);
     log("info", outcome.ok ? "rollback live" : "rollback failed", fields);
   } catch (err) {
     log("error", "rollback failed on our side", { ...fields, ...describeError(err) });
