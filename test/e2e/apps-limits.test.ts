@@ -143,7 +143,9 @@ describe("builds and sources under limits on a real engine", () => {
         failure: { kind: "source_unavailable", message: `The repository ${typed} could not be fetched: its forge redirected to a link-local or cloud metadata address, which deploys never fetch from.` },
       });
       expect(done.latest_deploy!.failure!.message).not.toMatch(/302|secret forge text|169\.254/);
-      expect(asked).toEqual(["/acme/evil/archive/main.tar.gz"]);
+      // The archive once, and the branch API once for the commit a deploy records: neither
+      // redirect is followed, and neither is asked again.
+      expect([...asked].sort()).toEqual(["/acme/evil/archive/main.tar.gz", "/api/v1/repos/acme/evil/branches/main"]);
       expect(await appImages(app.id)).toEqual([]);
     });
   });
