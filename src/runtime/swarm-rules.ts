@@ -234,10 +234,12 @@ export interface TaskRunState {
  * A service's process state from its `/tasks` (an instance is a one-replica service; each restart
  * by the swarm is a new task in the same slot). Only the tasks of the generation publishing `port`
  * count, so an update or Restart starts at zero restarts, as a new container would. The newest task
- * decides: running (even while being stopped, as an engine reports a stopping container); on its way up (restarting when a task of the generation failed before it,
- * created otherwise); ended and not desired to run any more (exited: the restart policy gave up,
- * or the process ended with 0 under `on-failure`, or the service was scaled to zero); ended but
- * still desired to run (restarting: the orchestrator has yet to replace it).
+ * decides: running (even while being stopped, as an engine reports a stopping container); on its
+ * way up (restarting when a task of the generation failed before it; running while an update's new
+ * task starts and the previous generation's task still serves; created otherwise); ended and not
+ * desired to run any more (exited: the restart policy gave up, or the process ended with 0 under
+ * `on-failure`, or the service was scaled to zero); ended but still desired to run (restarting:
+ * the orchestrator has yet to replace it).
  */
 export function taskRunState(tasks: SwarmTask[], port?: number): TaskRunState {
   const labelled = port === undefined ? [] : tasks.filter((t) => t.Spec?.ContainerSpec?.Labels?.[GENERATION_LABEL] === String(port));
@@ -253,7 +255,10 @@ export function taskRunState(tasks: SwarmTask[], port?: number): TaskRunState {
   if (state === "running") return { status: "running", restarts, exitCode: null, ended };
   if (STARTING.has(state)) {
     // A task starting while an earlier one of the generation failed is the restart policy at work.
-    return { status: failed.length > 0 ? "restarting" : "created", restarts, exitCode: failed.length > 0 ? exitCode : null, ended };
+    if (failed.length > 0) return { status: "restarting", restarts, exitCode, ended };
+    // An update's new task on its way up while the previous generation's task still serves.
+    const serving = tasks.some((t) => t.Status?.State === "running" && t.DesiredState === "running");
+    return { status: serving ? "running" : "created", restarts, exitCode: null, ended };
   }
   const desired = latest.DesiredState ?? "shutdown";
   if (state === "failed" && (desired === "running" || desired === "ready")) return { status: "restarting", restarts, exitCode, ended };

@@ -66,6 +66,13 @@ describe("taskRunState counts only the generation publishing the service's port"
       { status: "running", restarts: 0, exitCode: null },
     ],
     [
+      // Start-first: the old generation serves until the new task runs.
+      "an update's new task starting while the old one serves",
+      [task(20001, 1, "running", "running"), task(20002, 2, "preparing", "running")],
+      20002,
+      { status: "running", restarts: 0, exitCode: null },
+    ],
+    [
       "the new generation's own failures",
       [task(20001, 1, "failed", "shutdown", 1), task(20002, 2, "failed", "shutdown", 4), task(20002, 3, "starting", "running")],
       20002,
