@@ -15,13 +15,14 @@ export const GENERATION_LABEL = "cp.port";
 /** The subset of a `GET /tasks` entry read here. */
 export interface SwarmTask {
   ID: string;
+  CreatedAt?: string;
   NodeID?: string;
   DesiredState?: string;
   Spec?: { ContainerSpec?: { Labels?: Record<string, string> } };
   Status?: {
     State?: string;
     Err?: string;
-    ContainerStatus?: { ExitCode?: number };
+    ContainerStatus?: { ContainerID?: string; ExitCode?: number };
     PortStatus?: { Ports?: { TargetPort?: number; PublishedPort?: number }[] };
   };
 }
@@ -206,4 +207,65 @@ export function taskHealthcheck(check: HealthCheckSpec, port: number): TaskHealt
 /** `text` in single quotes for a POSIX shell (a quote inside becomes `'\''`). */
 export function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Restarts the swarm makes after a task exits non-zero, within RESTART_WINDOW_NS. Kept under the
+ * swarm's default task history (5 tasks per slot), so every restart stays countable from `/tasks`.
+ */
+export const RESTART_ATTEMPTS = 3;
+export const RESTART_WINDOW_NS = 120e9;
+
+/** Task states of a task on its way to running (created, scheduled, pulling, starting). */
+const STARTING = new Set(["new", "pending", "assigned", "accepted", "preparing", "ready", "starting"]);
+
+/** What a service's tasks say of its process, before the OOM flag (which only a node's engine knows). */
+export interface TaskRunState {
+  status: "created" | "running" | "restarting" | "exited";
+  /** Tasks of this generation that failed and that the restart policy replaced. */
+  restarts: number;
+  /** The exit code of the last task that ended; null while running or before any ended. */
+  exitCode: number | null;
+  /** The container of the last task that ended, whose engine may tell an OOM kill; null if none. */
+  ended: { containerId: string; nodeId: string | null } | null;
+}
+
+/**
+ * A service's process state from its `/tasks` (an instance is a one-replica service; each restart
+ * by the swarm is a new task in the same slot). Only the tasks of the generation publishing `port`
+ * count, so an update or Restart starts at zero restarts, as a new container would. The newest task
+ * decides: running (even while being stopped, as an engine reports a stopping container); on its
+ * way up (restarting when a task of the generation failed before it; running while an update's new
+ * task starts and the previous generation's task still serves; created otherwise); ended and not
+ * desired to run any more (exited: the restart policy gave up, or the process ended with 0 under
+ * `on-failure`, or the service was scaled to zero); ended but still desired to run (restarting:
+ * the orchestrator has yet to replace it).
+ */
+export function taskRunState(tasks: SwarmTask[], port?: number): TaskRunState {
+  const labelled = port === undefined ? [] : tasks.filter((t) => t.Spec?.ContainerSpec?.Labels?.[GENERATION_LABEL] === String(port));
+  const mine = (labelled.length > 0 ? labelled : tasks).slice().sort((a, b) => createdAt(a) - createdAt(b));
+  const latest = mine.at(-1);
+  const failed = mine.filter((t) => t.Status?.State === "failed");
+  const lastEnded = mine.filter((t) => ENDED.has(t.Status?.State ?? "") && t.Status?.ContainerStatus?.ContainerID).at(-1);
+  const restarts = failed.filter((t) => t !== latest).length;
+  const ended = lastEnded ? { containerId: lastEnded.Status!.ContainerStatus!.ContainerID!, nodeId: lastEnded.NodeID ?? null } : null;
+  const exitCode = lastEnded?.Status?.ContainerStatus?.ExitCode ?? null;
+  if (!latest) return { status: "exited", restarts: 0, exitCode: null, ended: null };
+  const state = latest.Status?.State ?? "new";
+  if (state === "running") return { status: "running", restarts, exitCode: null, ended };
+  if (STARTING.has(state)) {
+    // A task starting while an earlier one of the generation failed is the restart policy at work.
+    if (failed.length > 0) return { status: "restarting", restarts, exitCode, ended };
+    // An update's new task on its way up while the previous generation's task still serves.
+    const serving = tasks.some((t) => t.Status?.State === "running" && t.DesiredState === "running");
+    return { status: serving ? "running" : "created", restarts, exitCode: null, ended };
+  }
+  const desired = latest.DesiredState ?? "shutdown";
+  if (state === "failed" && (desired === "running" || desired === "ready")) return { status: "restarting", restarts, exitCode, ended };
+  return { status: "exited", restarts, exitCode, ended };
+}
+
+function createdAt(task: SwarmTask): number {
+  const at = task.CreatedAt ? Date.parse(task.CreatedAt) : Number.NaN;
+  return Number.isNaN(at) ? 0 : at;
 }

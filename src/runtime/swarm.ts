@@ -14,6 +14,8 @@ import {
   DEFAULT_PORT_RANGE,
   GENERATION_LABEL,
   type ManagerInfo,
+  RESTART_ATTEMPTS,
+  RESTART_WINDOW_NS,
   type PortRange,
   type SwarmNode,
   type SwarmTask,
@@ -26,6 +28,7 @@ import {
   splitReference,
   swarmProblems,
   taskHealthcheck,
+  taskRunState,
 } from "./swarm-rules";
 import { ServiceLogDecoder, serviceLogQuery } from "./swarm-logs";
 import {
@@ -34,6 +37,7 @@ import {
   type ContainerRuntime,
   type Instance,
   type InstanceAddress,
+  type InstanceRunState,
   type InstanceSpec,
   type InstanceState,
   type LogLine,
@@ -71,6 +75,7 @@ export interface SwarmRuntimeOptions {
 /** The subset of `GET /services/{id}` read and written back here. */
 interface ServiceJson {
   ID: string;
+  CreatedAt?: string;
   Version: { Index: number };
   Spec: ServiceSpec;
   PreviousSpec?: ServiceSpec;
@@ -244,7 +249,7 @@ export class SwarmRuntime implements ContainerRuntime {
           // Reserving the plan's memory makes the scheduler keep the sums the capacity check reads.
           Reservations: { MemoryBytes: spec.limits.memoryBytes },
         },
-        RestartPolicy: { Condition: "on-failure", Delay: 5e9, MaxAttempts: 3, Window: 120e9 },
+        RestartPolicy: { Condition: "on-failure", Delay: 5e9, MaxAttempts: RESTART_ATTEMPTS, Window: RESTART_WINDOW_NS },
         Placement: { Constraints: this.constraints },
       },
       Mode: { Replicated: { Replicas: 1 } },
@@ -264,6 +269,33 @@ export class SwarmRuntime implements ContainerRuntime {
     const outcome = generationOutcome(await this.tasks(service.ID), port);
     const address = outcome.kind === "running" ? await this.addressOf(outcome.task, port) : null;
     return address ? { id: service.ID, running: true, url: addressUrl(address), address, image } : { id: service.ID, running: false, url: null, image };
+  }
+
+  /**
+   * The process state from the service's tasks (see `taskRunState`). The swarm does not carry the
+   * kernel's OOM kill in a task: it is read from the ended task's container on the engine this
+   * adapter talks to, so it is known for tasks that ran on the manager and false for those on
+   * other nodes (their exit code, 137 for a SIGKILL, still shows).
+   */
+  async state(id: string): Promise<InstanceRunState | null> {
+    const service = await this.service(id);
+    if (!service) return null;
+    const run = taskRunState(await this.tasks(service.ID), service.Spec.EndpointSpec.Ports[0]?.PublishedPort);
+    const oomKilled = run.status !== "running" && run.ended !== null && (await this.oomKilled(run.ended.containerId));
+    return {
+      id: service.ID,
+      status: run.status,
+      restarts: run.restarts,
+      exitCode: run.exitCode,
+      oomKilled,
+      createdAt: service.CreatedAt ? Date.parse(service.CreatedAt) : 0,
+    };
+  }
+
+  /** Whether the kernel's OOM killer ended this container; false when this engine does not hold it. */
+  private async oomKilled(containerId: string): Promise<boolean> {
+    const { status, body } = await this.client.json<{ State?: { OOMKilled?: boolean } }>("GET", `/containers/${seg(containerId)}/json`, { accept: [404] });
+    return status !== 404 && body.State?.OOMKilled === true;
   }
 
   /** A forced update onto a new port: Swarm starts the new task before stopping the old. */

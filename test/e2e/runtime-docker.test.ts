@@ -36,6 +36,7 @@ describeRuntimeConformance("Docker Engine", async () => {
   return {
     runtime,
     engineUrl: fwd.url,
+    tellsOomKill: true,
     cleanup: async () => {
       // Failed builds leave untagged intermediate images; every layer carries the suite's label.
       const left = await engine<{ Id: string }[]>(fwd.url, `/images/json?all=1&filters=${encodeURIComponent(JSON.stringify({ label: ["cp-conformance"], dangling: ["true"] }))}`);

@@ -13,6 +13,7 @@ export const GREETING_VAR = "CP_GREETING";
 export const STARTED_LINE = "cp-conformance started";
 export const STDERR_LINE = "cp-conformance to stderr";
 export const EXITING_LINE = "cp-conformance exiting";
+export const HUNGRY_LINE = "cp-conformance hungry";
 
 /** Port every conformance image serves on inside the instance. */
 export const PORT = 8080;
@@ -31,6 +32,8 @@ export const DOCKERFILES = {
   failing: "docker/failing.Dockerfile",
   /** Prints a line and exits with code 3 at once. */
   exiting: "docker/exiting.Dockerfile",
+  /** Prints a line, then reads /dev/zero into memory until the kernel's OOM killer ends it. */
+  hungry: "docker/hungry.Dockerfile",
 } as const;
 
 /** The `Step N/M : ...` text of the failing step (without the `Step N/M : ` part). */
@@ -62,5 +65,7 @@ export function conformanceContext(busybox: Uint8Array): TarEntry[] {
     { name: DOCKERFILES.loopback, data: dockerfile(serve("127.0.0.1")) },
     { name: DOCKERFILES.failing, data: dockerfile([FAILING_INSTRUCTION, `CMD ${shell(httpd("0.0.0.0"))}`]) },
     { name: DOCKERFILES.exiting, data: dockerfile([`CMD ${shell(`echo ${EXITING_LINE}; exit 3`)}`]) },
+    // `tail` keeps the whole last "line" in memory, and /dev/zero has no newline.
+    { name: DOCKERFILES.hungry, data: dockerfile([`CMD ${shell(`echo ${HUNGRY_LINE}; exec /bin/busybox tail /dev/zero`)}`]) },
   ];
 }

@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { readFile } from "node:fs/promises";
 import { afterAll, describe, expect, it } from "vitest";
 import { SwarmRuntime } from "../../src/runtime/swarm";
+import { RESTART_ATTEMPTS } from "../../src/runtime/swarm-rules";
 import { RuntimeUnavailableError } from "../../src/runtime/types";
 import { describeRuntimeConformance } from "../runtime/conformance";
 import * as img from "../runtime/images";
@@ -15,6 +16,8 @@ import { type TestSwarm, startSwarm } from "./swarm-env";
 
 const run = promisify(execFile);
 const registryAuth = { username: "cp", password: `pw-${Math.random().toString(36).slice(2)}` };
+/** The swarm's restart policy: RESTART_ATTEMPTS restarts, 5 s apart, each a new task to schedule and start. */
+const SWARM_RESTARTS = { maxRestarts: RESTART_ATTEMPTS, giveUpMs: 90_000 };
 let pending: Promise<TestSwarm> | undefined;
 const swarm = () => (pending ??= startSwarm({ name: "cpss", nodes: 1, subnet: "10.77.1", registryAuth }));
 
@@ -25,7 +28,12 @@ afterAll(async () => {
 describeRuntimeConformance("Docker Swarm, one node", async () => {
   const s = await swarm();
   // With the registry's API: removing an image deletes its tag there too (checked below).
-  return { runtime: new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryApi: `http://${s.registry}`, registryAuth, stopGraceSeconds: 1 }) };
+  return {
+    runtime: new SwarmRuntime({ url: s.managerUrl, registry: s.registry, registryApi: `http://${s.registry}`, registryAuth, stopGraceSeconds: 1 }),
+    restartPolicy: SWARM_RESTARTS,
+    // One node: every task runs on the manager, whose engine keeps the ended task's container.
+    tellsOomKill: true,
+  };
 }, { engineSettings: false });
 
 describe("Docker Swarm, one node: registry credentials", () => {

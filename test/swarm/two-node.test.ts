@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SwarmRuntime } from "../../src/runtime/swarm";
+import { RESTART_ATTEMPTS } from "../../src/runtime/swarm-rules";
 import { describeRuntimeConformance } from "../runtime/conformance";
 import * as img from "../runtime/images";
 import { tarStream } from "../runtime/tar";
@@ -24,7 +25,8 @@ afterAll(async () => {
 
 describeRuntimeConformance("Docker Swarm, two nodes", async () => {
   const s = await swarm();
-  return { runtime: new SwarmRuntime({ url: s.managerUrl, registry: s.registry, stopGraceSeconds: 1 }) };
+  // A task may run on the worker, whose engine this adapter does not ask: no OOM check here.
+  return { runtime: new SwarmRuntime({ url: s.managerUrl, registry: s.registry, stopGraceSeconds: 1 }), restartPolicy: { maxRestarts: RESTART_ATTEMPTS, giveUpMs: 90_000 } };
 }, { engineSettings: false });
 
 describe("Docker Swarm, two nodes: placement through the registry", () => {
