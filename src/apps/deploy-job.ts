@@ -9,7 +9,6 @@ import { appController } from "./app-controller";
 import { missingBuildFileMessage, resolveBuildFile } from "./contract/build-file";
 import { type ProbedPort, probedPort } from "./contract/expose";
 import { DeployLog, deployLogPrefix } from "./deploy-log";
-import { healthSettings } from "./health";
 import { appLogs } from "../logs/app-logs";
 import { secretsToMask } from "../logs/mask";
 import { appImageRepository, launchAndSwitch, retirePolicy } from "./launch";
@@ -142,7 +141,7 @@ async function runBuilt(env: Env, runtime: ContainerRuntime, appId: string, depl
     const outcome = await launchAndSwitch({
       runtime,
       replaces,
-      spec: { appId, image: built.image, port: built.port.port, portReason: built.port.reason, plan: app.plan as PlanId, env: variables.env, deployId, healthCheck: healthSettings(app.healthCheck) },
+      spec: { appId, image: built.image, port: built.port.port, portReason: built.port.reason, plan: app.plan as PlanId, env: variables.env, deployId, ...(app.healthCheck ? { healthCheck: app.healthCheck } : {}) },
       probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
       healthIntervalSeconds: getConfig(env).HEALTH_CHECK_INTERVAL_SECONDS,
       retire: retirePolicy(getConfig(env)),

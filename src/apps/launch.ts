@@ -25,7 +25,12 @@ export interface LaunchSpec {
   env: Record<string, string>;
   /** The deploy that built the image, for the instance's labels. */
   deployId: string;
-  /** The app's health check: the probe after start uses it; absent, the defaults (any answer on `/`). */
+  /**
+   * The health check the app set: the probe after start uses it, and an engine that checks health
+   * itself (Swarm) gets it as the task's Healthcheck. Absent (the app never set one): the Worker's
+   * probe uses the defaults (any answer on `/`) and the engine is given no check, since an image
+   * may have no shell or wget to run one with.
+   */
   healthCheck?: HealthCheckSettings;
 }
 
@@ -36,7 +41,7 @@ export function liveSpec(
   env: Record<string, string>,
 ): LaunchSpec | null {
   if (!app.image || app.port === null || !app.liveDeployId) return null;
-  return { appId: app.id, image: app.image, port: app.port, portReason: app.portReason ?? "", plan, env, deployId: app.liveDeployId, healthCheck: healthSettings(app.healthCheck) };
+  return { appId: app.id, image: app.image, port: app.port, portReason: app.portReason ?? "", plan, env, deployId: app.liveDeployId, ...(app.healthCheck ? { healthCheck: app.healthCheck } : {}) };
 }
 
 export type LaunchOutcome = { ok: true; instance: Instance } | { ok: false; kind: "probe_failed" | "start_failed"; message: string };
@@ -80,7 +85,7 @@ export async function launchInstance(
       port: spec.port,
       limits: planLimits(spec.plan),
       network: appNetworkName(spec.appId),
-      healthCheck: engineHealthCheck(check, options.healthIntervalSeconds),
+      ...(spec.healthCheck ? { healthCheck: engineHealthCheck(check, options.healthIntervalSeconds) } : {}),
     };
     instance = inPlace ? await runtime.replace!(inPlace, instanceSpec) : await runtime.start(instanceSpec);
   } catch (err) {

@@ -6,7 +6,7 @@ import { describeError, log } from "../http/log";
 import type { ContainerRuntime, Instance } from "../runtime/types";
 import type { Refusal } from "./controls";
 import { DeployLog, deployLogPrefix } from "./deploy-log";
-import { healthSettings } from "./health";
+
 import { appLogs } from "../logs/app-logs";
 import { secretsToMask } from "../logs/mask";
 import { ROLLBACK_CURRENT_MESSAGE, ROLLBACK_UNAVAILABLE_MESSAGE, imagesToKeep, planRollback, rollbackAvailable } from "./history";
@@ -92,7 +92,7 @@ export async function switchRunning(env: Env, runtime: ContainerRuntime, prepare
     const outcome = await launchAndSwitch({
       runtime,
       replaces: app.instanceId,
-      spec: { appId: app.id, image: deploy.image!, port: deploy.port!, portReason: deploy.portReason ?? "", plan: app.plan as PlanId, env: variables.env, deployId: deploy.id, healthCheck: healthSettings(app.healthCheck) },
+      spec: { appId: app.id, image: deploy.image!, port: deploy.port!, portReason: deploy.portReason ?? "", plan: app.plan as PlanId, env: variables.env, deployId: deploy.id, ...(app.healthCheck ? { healthCheck: app.healthCheck } : {}) },
       probeTimeoutSeconds: config.PROBE_TIMEOUT_SECONDS,
       healthIntervalSeconds: config.HEALTH_CHECK_INTERVAL_SECONDS,
       retire: retirePolicy(config),
