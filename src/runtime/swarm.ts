@@ -107,6 +107,9 @@ const PORT_MOVES = 3;
 /** Engine calls that reach the registry: a push, and service writes (the nodes then pull). */
 const REGISTRY_CALLS = /\/(images\/.+\/push|services\/create|services\/[^/]+\/update|distribution\/.+\/json)$/;
 
+/** How often a followed service log looks whether its service still exists. */
+const FOLLOW_CHECK_MS = 1000;
+
 export class SwarmRuntime implements ContainerRuntime {
   private readonly client: DockerEngineClient;
   private readonly local: DockerRuntime;
@@ -367,17 +370,32 @@ export class SwarmRuntime implements ContainerRuntime {
    * `follow`, lines as they are printed until `signal` aborts. Null for a missing service.
    */
   async logLines(id: string, options: LogOptions = {}): Promise<AsyncIterable<LogLine> | null> {
+    // A manager keeps a followed service's log call open after the service is removed, so a
+    // follower also ends when the service is gone (looked up every FOLLOW_CHECK_MS).
+    const ended = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, ended.signal]) : ended.signal;
     const res = await this.client.request("GET", `/services/${seg(id)}/logs`, {
       query: serviceLogQuery(options),
       accept: [404],
       ...(options.follow ? { untimed: true } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
+      signal,
     });
     if (res.status === 404) {
       await res.arrayBuffer();
       return null;
     }
-    return decodeLines(res.body, options.signal);
+    if (options.follow) void this.endWhenGone(id, ended, signal);
+    return decodeLines(res.body, signal, () => ended.abort());
+  }
+
+  /** Aborts `ended` once the service no longer exists; stops looking when `signal` aborts. */
+  private async endWhenGone(id: string, ended: AbortController, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      await new Promise((resolve) => setTimeout(resolve, FOLLOW_CHECK_MS));
+      if (signal.aborted) return;
+      const service = await this.service(id).catch(() => undefined);
+      if (service === null) ended.abort();
+    }
   }
 
   /** Whether a plan's memory fits on some ready node, from `/nodes` and the running reservations. */
@@ -564,10 +582,12 @@ async function readQuietEnd(body: ReadableStream<Uint8Array> | null): Promise<Ui
   return all;
 }
 
-async function* decodeLines(body: ReadableStream<Uint8Array> | null, signal?: AbortSignal): AsyncIterable<LogLine> {
-  if (!body) return;
+async function* decodeLines(body: ReadableStream<Uint8Array> | null, signal: AbortSignal, done: () => void): AsyncIterable<LogLine> {
+  if (!body) return done();
   const decoder = new ServiceLogDecoder();
   const reader = body.getReader();
+  const stop = () => void reader.cancel().catch(() => undefined);
+  signal.addEventListener("abort", stop, { once: true });
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -576,8 +596,11 @@ async function* decodeLines(body: ReadableStream<Uint8Array> | null, signal?: Ab
     }
     yield* decoder.flush();
   } catch (error) {
-    if (!signal?.aborted) throw error;
+    if (!signal.aborted) throw error;
   } finally {
+    signal.removeEventListener("abort", stop);
+    // Whatever ended the stream (its end, the reader, the service gone), the lookups stop too.
+    done();
     await reader.cancel().catch(() => undefined);
   }
 }
