@@ -30,7 +30,7 @@ import type { BenchContext } from "./context";
 import { type LoadResult, percentile, runLoad, statusCounts } from "./load";
 import { describeMachine } from "./machine";
 import type { BenchOptions } from "./options";
-import { type BenchReport, type ResultRow, renderTable, row, writeReport } from "./report";
+import { type BenchReport, type ResultRow, renderTable, row, writeReport, recorders } from "./report";
 
 type Output = Pick<BenchContext, "log" | "progress">;
 
@@ -197,16 +197,7 @@ export async function runAppsBench(options: BenchOptions, { log, progress }: Out
   mkdirSync(forgeRoot);
   mkdirSync(workDir);
   log(`Bench directory: ${dir}${options.keep ? " (kept)" : ""}; run ${runId}`);
-  const notes: string[] = [];
-  const checks: BenchReport["checks"] = [];
-  const note = (line: string) => {
-    notes.push(line);
-    log(line);
-  };
-  const check = (name: string, ok: boolean, detail: string) => {
-    checks.push({ name, ok, detail });
-    if (!ok) log(`check failed: ${name}: ${detail}`);
-  };
+  const { notes, checks, note, check } = recorders(log);
 
   progress("starting the docker forwarder, the dev forge and wrangler dev");
   const [engine, forge] = await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot, port: 0 })]);

@@ -26,7 +26,7 @@ import { BENCH_IMAGE, appContainers, cliCleanup, cliDeploy, docker, dockerVersio
 import type { BenchContext } from "./context";
 import { describeMachine } from "./machine";
 import type { BenchOptions } from "./options";
-import { type BenchReport, type ResultRow, renderTable, row, writeReport } from "./report";
+import { type BenchReport, type ResultRow, renderTable, row, writeReport, recorders } from "./report";
 
 type Output = Pick<BenchContext, "log" | "progress">;
 
@@ -96,16 +96,7 @@ export async function runRebuildBench(options: BenchOptions, { log, progress }: 
   mkdirSync(forgeRoot);
   mkdirSync(workDir);
   log(`Bench directory: ${dir}${options.keep ? " (kept)" : ""}; run ${runId}`);
-  const notes: string[] = [];
-  const checks: BenchReport["checks"] = [];
-  const note = (line: string) => {
-    notes.push(line);
-    log(line);
-  };
-  const check = (name: string, ok: boolean, detail: string) => {
-    checks.push({ name, ok, detail });
-    if (!ok) log(`check failed: ${name}: ${detail}`);
-  };
+  const { notes, checks, note, check } = recorders(log);
   const [engine, forge] = await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot, port: 0 })]);
   let worker: Awaited<ReturnType<typeof startDevServer>> | null = null;
   let session: Session | null = null;

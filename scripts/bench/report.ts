@@ -126,3 +126,23 @@ export function writeReport(path: string, report: BenchReport): void {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
 }
+
+/** A run's notes and checks, each also logged (a failed check at once). */
+export function recorders(log: (line: string) => void): {
+  notes: string[];
+  checks: BenchReport["checks"];
+  note: (line: string) => void;
+  check: (name: string, ok: boolean, detail: string) => void;
+} {
+  const notes: string[] = [];
+  const checks: BenchReport["checks"] = [];
+  const note = (line: string) => {
+    notes.push(line);
+    log(line);
+  };
+  const check = (name: string, ok: boolean, detail: string) => {
+    checks.push({ name, ok, detail });
+    if (!ok) log(`check failed: ${name}: ${detail}`);
+  };
+  return { notes, checks, note, check };
+}
