@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commitFiles, createRepository } from "../../scripts/dev-forge";
-import { type AppJson, type AppsStack, BUSYBOX, curlApp, deployAndWait, signedUp, startAppsStack } from "./apps-harness";
+import { type AppJson, type AppsStack, BUSYBOX, curlApp, deployAndWait, signedUp, startAppsStack, deleteSessionApps } from "./apps-harness";
 import type { ConsoleSession } from "./export-helpers";
 
 const DRAIN_SECONDS = 15;
@@ -25,8 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const { apps } = (await session?.call<{ apps: AppJson[] }>("GET", "/console/api/apps").catch(() => ({ apps: [] }))) ?? { apps: [] };
-  for (const app of apps) await session.call("DELETE", `/console/api/apps/${app.id}`).catch(() => undefined);
+  await deleteSessionApps(session);
   await stack?.stop();
 });
 

@@ -15,6 +15,7 @@ import {
   repository,
   signedUp,
   startAppsStack,
+  deleteSessionApps,
 } from "./apps-harness";
 import type { ConsoleSession } from "./export-helpers";
 
@@ -28,8 +29,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // Apps left by a failing test: deleting them removes their containers and images.
-  const { apps } = (await session?.call<{ apps: AppJson[] }>("GET", "/console/api/apps").catch(() => ({ apps: [] }))) ?? { apps: [] };
-  for (const app of apps) await session.call("DELETE", `/console/api/apps/${app.id}`).catch(() => undefined);
+  await deleteSessionApps(session);
   await stack?.stop();
 });
 
