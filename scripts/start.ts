@@ -30,7 +30,11 @@ const server = await startDevServer({ port, persistTo: process.env.PERSIST_TO, i
   console.error(`\n${err.message}`);
   process.exit(1);
 });
-const stop = () => void Promise.all([server.stop(), engine.close(), forge?.close(), dns?.close()]).then(() => process.exit(0));
+// Ctrl+C always ends the run: a helper that does not close within 10 s is not waited for.
+const stop = () => {
+  setTimeout(() => process.exit(0), 10_000).unref();
+  void Promise.all([server.stop(), engine.close(), forge?.close(), dns?.close()]).then(() => process.exit(0));
+};
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
 server.process.on("exit", (code) => process.exit(code ?? 0));

@@ -49,6 +49,9 @@ export interface DemoAccount {
 /** The demo wallet's first credit: one month of one Lite app. */
 export const DEMO_CREDIT_DA = 1200;
 
+/** A seeding call that has no answer by then is an error with its path, not a start that never ends. */
+const SEED_CALL_TIMEOUT_MS = 60_000;
+
 /** A console client speaking to the Worker at `base`, holding the session cookie. */
 export class Console {
   private cookie = "";
@@ -63,6 +66,7 @@ export class Console {
         ...(this.cookie ? { Cookie: this.cookie } : {}),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(SEED_CALL_TIMEOUT_MS),
     });
     const set = res.headers.get("set-cookie");
     if (set) this.cookie = set.split(";")[0]!;
@@ -111,6 +115,7 @@ export async function creditAccount(base: string, operatorToken: string, account
     method: "POST",
     headers: { Authorization: `Bearer ${operatorToken}`, "Content-Type": "application/json" },
     body: JSON.stringify({ amount, note }),
+    signal: AbortSignal.timeout(SEED_CALL_TIMEOUT_MS),
   });
   if (res.status !== 201) throw new Error(`crediting ${account} answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { balance: number }).balance;
