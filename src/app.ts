@@ -3,6 +3,7 @@ import { createApiV1 } from "./api/v1";
 import { csrfGuard } from "./auth/csrf";
 import { requireSession } from "./auth/session";
 import { adminRoutes } from "./admin/credits";
+import { runtimeReportRoutes } from "./admin/runtime-report";
 import { appRoutes } from "./console/api/apps";
 import { authRoutes } from "./console/api/auth";
 import { consolePages } from "./console/pages";
@@ -48,6 +49,7 @@ export function createApp(deps: Deps = defaultDeps) {
   app.route("/console/api", consoleApi);
   app.route("/console", consolePages);
   app.route("/admin/api", adminRoutes);
+  app.route("/admin/api", runtimeReportRoutes);
   // Deploy on push: public, outside the console's session and CSRF guards; the signature is the credential.
   app.route("/webhooks", webhookRoutes);
   app.route("/", createApiV1());

@@ -21,8 +21,16 @@ export interface TestSwarm {
   down(): Promise<void>;
 }
 
-export async function startSwarm(options: { name: string; nodes: 1 | 2; subnet: string; registryAuth?: { username: string; password: string } }): Promise<TestSwarm> {
+export async function startSwarm(options: {
+  name: string;
+  nodes: 1 | 2;
+  subnet: string;
+  registryAuth?: { username: string; password: string };
+  /** This node's dockerd (1 the manager, 2 the worker) runs without `--no-new-privileges`. */
+  allowNewPrivileges?: 1 | 2;
+}): Promise<TestSwarm> {
   const args = ["--name", options.name, "--nodes", String(options.nodes), "--subnet", options.subnet];
+  if (options.allowNewPrivileges) args.push("--allow-new-privileges", String(options.allowNewPrivileges));
   if (options.registryAuth) args.push("--registry-auth", `${options.registryAuth.username}:${options.registryAuth.password}`);
   let forwarder: DockerForwarder | undefined;
   const down = async () => {

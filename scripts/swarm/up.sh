@@ -5,26 +5,31 @@
 # Needs root, no internet, and never touches the machine's main dockerd or its data.
 #
 #   scripts/swarm/up.sh [--name cpsw] [--nodes 1|2] [--subnet 10.77.0] [--registry-auth user:password]
+#                       [--allow-new-privileges N]
 #
-# With --registry-auth the registry wants those credentials (htpasswd).
+# With --registry-auth the registry wants those credentials (htpasswd). Every node's dockerd runs
+# with --no-new-privileges, as README "Deploying" asks, except node N with --allow-new-privileges N
+# (to test the report that finds such a node).
 #
 # Prints the environment as KEY=value lines (also written to /run/<name>/env):
 #   SWARM_MANAGER_SOCK, SWARM_WORKER_SOCK (two nodes only), SWARM_MANAGER_ADDR,
 #   SWARM_WORKER_ADDR, SWARM_REGISTRY. Tear down with scripts/swarm/down.sh --name <name>.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-name=cpsw nodes=2 subnet=10.77.0 registry_auth=
+name=cpsw nodes=2 subnet=10.77.0 registry_auth= open_node=
 while [ $# -gt 0 ]; do
   case "$1" in
     --name) name="$2"; shift 2 ;;
     --nodes) nodes="$2"; shift 2 ;;
     --subnet) subnet="$2"; shift 2 ;;
     --registry-auth) registry_auth="$2"; shift 2 ;;
+    --allow-new-privileges) open_node="$2"; shift 2 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
 [[ "$name" =~ ^[a-z][a-z0-9]{1,7}$ ]] || { echo "--name: 2-8 of a-z 0-9, starting with a letter" >&2; exit 2; }
 [[ "$nodes" =~ ^[12]$ ]] || { echo "--nodes: 1 or 2" >&2; exit 2; }
+[ -z "$open_node" ] || [[ "$open_node" =~ ^[12]$ ]] || { echo "--allow-new-privileges: 1 or 2" >&2; exit 2; }
 [ -z "$registry_auth" ] || [[ "$registry_auth" =~ ^[a-z0-9]+:[^:[:space:]]{8,}$ ]] || { echo "--registry-auth: user:password (password 8+ characters)" >&2; exit 2; }
 [[ "$subnet" =~ ^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$ ]] || { echo "--subnet: three octets, e.g. 10.77.0" >&2; exit 2; }
 for tool in dockerd docker docker-registry ip iptables nsenter; do
@@ -83,9 +88,11 @@ for n in $(seq 1 "$nodes"); do
   ip netns exec "$ns" ip route add default via "$subnet.1"
   mkdir -p "/var/lib/$ns" "$state/$n"
   # Only the network namespace: `ip netns exec` would remount /sys, which dockerd needs as is.
+  nnp=--no-new-privileges
+  [ "$open_node" != "$n" ] || nnp=
   setsid nsenter --net="/var/run/netns/$ns" dockerd \
     --data-root "/var/lib/$ns" --exec-root "$state/$n" --pidfile "$state/dockerd$n.pid" \
-    -H "unix://$state/docker$n.sock" --insecure-registry "$registry" --no-new-privileges \
+    -H "unix://$state/docker$n.sock" --insecure-registry "$registry" $nnp \
     --cgroup-parent "/$ns" --log-level warn >"$state/dockerd$n.log" 2>&1 </dev/null &
 done
 

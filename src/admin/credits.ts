@@ -1,18 +1,16 @@
-import { Hono, type MiddlewareHandler } from "hono";
+import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
-import { timingSafeEqual } from "../auth/password";
 import { creditOnce } from "../billing/credit-requests";
 import { addCredit, walletBalance } from "../billing/ledger";
 import { findAccount } from "../auth/accounts";
-import { ADDRESS_FAILURES, checkAllowance, clientAddress, spendAllowance } from "../http/auth-limits";
 import type { AppEnv } from "../http/context";
 import { ApiError, notFound } from "../http/errors";
-import type { RatePolicy } from "../http/gcra";
 import { log } from "../http/log";
 import { readJson } from "../http/validate";
 import { iso } from "../lib/time";
 import { readIdempotencyKey } from "./idempotency-key";
+import { operatorAuth } from "./operator-auth";
 
 /**
  * Operator routes: how money gets into a wallet (there is no payment processor). Guarded by
@@ -36,25 +34,6 @@ export const CreditRequest = z.object({
     .max(MAX_CREDIT_DA, `The amount can be at most ${MAX_CREDIT_DA.toLocaleString("en-US")} DA at once.`),
   note: z.string({ message: "Say what the credit is for in `note`." }).trim().min(1, "Say what the credit is for in `note`.").max(200, "Use at most 200 characters for the note."),
 });
-
-const encoder = new TextEncoder();
-
-function operatorAuth(): MiddlewareHandler<AppEnv> {
-  return async function operatorAuth(c, next) {
-    const keys: [string, RatePolicy][] = [[`auth-ip:${clientAddress(c)}`, ADDRESS_FAILURES]];
-    await checkAllowance(c, keys);
-    const expected = c.get("config").OPERATOR_TOKEN;
-    const given = /^Bearer (\S+)$/i.exec(c.req.header("Authorization") ?? "")?.[1] ?? "";
-    const ok = expected !== "" && given.length === expected.length && timingSafeEqual(encoder.encode(given), encoder.encode(expected));
-    if (!ok) {
-      await spendAllowance(c, keys);
-      log("warn", "operator call refused", { reason: expected === "" ? "OPERATOR_TOKEN is not set" : given ? "wrong token" : "no token" });
-      throw new ApiError("UNAUTHORIZED", "The operator token is required: send `Authorization: Bearer <OPERATOR_TOKEN>`.");
-    }
-    await next();
-  };
-}
-
 
 const OPERATOR_BODY_BYTES = 16 * 1024;
 const operatorBodyLimit = bodyLimit({

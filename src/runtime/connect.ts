@@ -11,7 +11,7 @@ import type { ContainerRuntime } from "./types";
 
 type RuntimeConfig = Pick<
   Config,
-  "RUNTIME_URL" | "RUNTIME_KIND" | "RUNTIME_BUILDER" | "REGISTRY" | "REGISTRY_API_URL" | "REGISTRY_USERNAME" | "REGISTRY_PASSWORD" | "RUNTIME_ACCESS_CLIENT_ID" | "RUNTIME_ACCESS_CLIENT_SECRET" | "INSTANCE_PORT_RANGE" | "INSTANCE_BIND_ADDRESS" | "SWARM_CONSTRAINTS"
+  "RUNTIME_URL" | "RUNTIME_KIND" | "RUNTIME_BUILDER" | "REGISTRY" | "REGISTRY_API_URL" | "REGISTRY_USERNAME" | "REGISTRY_PASSWORD" | "RUNTIME_ACCESS_CLIENT_ID" | "RUNTIME_ACCESS_CLIENT_SECRET" | "INSTANCE_PORT_RANGE" | "INSTANCE_BIND_ADDRESS" | "SWARM_CONSTRAINTS" | "SWARM_PROBE_IMAGE"
 >;
 
 /** The runtime for this env, or null when no engine is configured. */
@@ -32,6 +32,7 @@ export function runtimeFromConfig(config: RuntimeConfig, baseFetch?: typeof fetc
       ...(config.REGISTRY_USERNAME ? { registryAuth: { username: config.REGISTRY_USERNAME, password: config.REGISTRY_PASSWORD } } : {}),
       portRange: config.INSTANCE_PORT_RANGE,
       constraints: config.SWARM_CONSTRAINTS,
+      ...(config.SWARM_PROBE_IMAGE ? { probeImage: config.SWARM_PROBE_IMAGE } : {}),
     });
   }
   return new DockerRuntime({

@@ -112,6 +112,21 @@ export const RUNTIME_SETTINGS = {
       }
       return items;
     }),
+  /**
+   * An image in the registry with `cat` (busybox will do), which the swarm's start-up report runs
+   * once on every node to check its no-new-privileges option; empty: that check is skipped, saying so.
+   */
+  SWARM_PROBE_IMAGE: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = (raw ?? "").trim();
+      if (text !== "" && !/^[a-z0-9][a-z0-9._\-/:@]*$/i.test(text)) {
+        ctx.addIssue({ code: "custom", message: `SWARM_PROBE_IMAGE must be an image reference such as registry.example.net/probe:1, got "${raw}"` });
+        return z.NEVER;
+      }
+      return text;
+    }),
   /** Host ports instances publish on, `<first>-<last>`; the node proxy passes only these. */
   INSTANCE_PORT_RANGE: z
     .string()
@@ -136,6 +151,7 @@ export const RUNTIME_SETTING_DEFAULTS = {
   INSTANCE_PORT_RANGE: { first: 20000, last: 29999 },
   NODE_PROXY_URL: "",
   SWARM_CONSTRAINTS: [] as string[],
+  SWARM_PROBE_IMAGE: "",
 } as const;
 
 interface RuntimeConfig {

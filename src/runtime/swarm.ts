@@ -27,10 +27,14 @@ import {
   registryAuthHeader,
   splitReference,
   swarmProblems,
+  NO_NEW_PRIVILEGES_UNCHECKED,
+  noNewPrivilegesProblems,
+  usableNodes,
   taskHealthcheck,
   taskRunState,
 } from "./swarm-rules";
 import { ServiceLogDecoder, serviceLogQuery } from "./swarm-logs";
+import { runNoNewPrivilegesProbe } from "./swarm-probe";
 import {
   type BuildOutcome,
   type BuildSpec,
@@ -69,6 +73,11 @@ export interface SwarmRuntimeOptions {
   startTimeoutSeconds?: number;
   /** Placement constraints for every service, e.g. `node.role==worker` (tests pin nodes this way). */
   constraints?: string[];
+  /**
+   * An image in the registry with `cat`, which the start-up report runs once on every node to
+   * check its no-new-privileges option (SWARM_PROBE_IMAGE); absent: the report says it is unchecked.
+   */
+  probeImage?: string;
   random?: () => number;
 }
 
@@ -118,6 +127,7 @@ export class SwarmRuntime implements ContainerRuntime {
   private readonly grace: number;
   private readonly startTimeoutMs: number;
   private readonly constraints: string[];
+  private readonly probeImage: string | undefined;
   private readonly random: () => number;
   private readonly addresses = new Map<string, string>();
   private readonly engine: string;
@@ -145,6 +155,7 @@ export class SwarmRuntime implements ContainerRuntime {
     this.grace = options.stopGraceSeconds ?? 10;
     this.startTimeoutMs = (options.startTimeoutSeconds ?? 120) * 1000;
     this.constraints = options.constraints ?? [];
+    this.probeImage = options.probeImage || undefined;
     this.random = options.random ?? Math.random;
   }
 
@@ -157,10 +168,31 @@ export class SwarmRuntime implements ContainerRuntime {
     return { apiVersion };
   }
 
-  /** The start-up report: what the operator should fix on the swarm ([] when nothing). */
+  /**
+   * The start-up report: what the operator should fix on the swarm ([] when nothing). On a
+   * manager with nodes to place apps on, it also runs the no-new-privileges probe on each of them.
+   */
   async report(): Promise<string[]> {
-    const [info, nodes] = await Promise.all([this.client.json<ManagerInfo>("GET", "/info"), this.client.json<SwarmNode[]>("GET", "/nodes", { accept: [503] })]);
-    return swarmProblems(info.body, nodes.status === 503 ? [] : nodes.body);
+    const [info, listed] = await Promise.all([this.client.json<ManagerInfo>("GET", "/info"), this.client.json<SwarmNode[]>("GET", "/nodes", { accept: [503] })]);
+    const nodes = listed.status === 503 ? [] : listed.body;
+    const problems = swarmProblems(info.body, nodes);
+    if (listed.status === 503 || usableNodes(nodes).length === 0) return problems;
+    if (!this.probeImage) return [...problems, NO_NEW_PRIVILEGES_UNCHECKED];
+    const runs = await runNoNewPrivilegesProbe(
+      {
+        client: this.client,
+        image: this.probeImage,
+        readTaskLogs: async (taskId) => {
+          const res = await this.client.request("GET", `/tasks/${seg(taskId)}/logs`, { query: { stdout: "1", stderr: "1" }, accept: [404], untimed: true });
+          const body = await readQuietEnd(res.body);
+          return res.ok ? demultiplexLogs(body) : "";
+        },
+        timeoutMs: this.startTimeoutMs,
+        pollMs: POLL_MS,
+      },
+      nodes,
+    );
+    return [...problems, ...noNewPrivilegesProblems(nodes, runs)];
   }
 
   /** Builds on the manager, then pushes to the registry; the image is then known by its digest. */

@@ -197,6 +197,8 @@ export class InstanceExitedError extends Error {
 export interface ContainerRuntime {
   /** Reaches the engine; throws RuntimeUnavailableError when it cannot. */
   ping(): Promise<{ apiVersion: string }>;
+  /** What the operator should fix on the engine, one sentence each (GET /admin/api/runtime); absent: nothing to check. */
+  report?(): Promise<string[]>;
   /** Builds an image; a failing build is an outcome, not a throw. */
   build(spec: BuildSpec): Promise<BuildOutcome>;
   /**

@@ -30,7 +30,9 @@ export async function startWorker(vars: Record<string, string> = {}): Promise<Wo
     ...server,
     persistTo,
     stop: async () => {
+      const apps = await localD1Rows(persistTo, "SELECT id FROM apps").catch(() => []);
       await server.stop();
+      await removeEngineObjects(apps.map(([id]) => id!));
       rmSync(persistTo, { recursive: true, force: true });
     },
   };
@@ -60,4 +62,20 @@ function localD1File(persistTo: string): string {
     throw new Error(`expected one local D1 database in ${dir}, found: ${files.join(", ") || "none"}`);
   }
   return join(dir, file);
+}
+
+/**
+ * Removes from the machine's dockerd what this Worker's apps left there: instances (by their app
+ * label), networks and images. Apps a test did not delete (another account's, or a delete a test
+ * expects to fail) would otherwise outlive the run; the engine hands out about 30 bridge networks.
+ */
+async function removeEngineObjects(appIds: string[]): Promise<void> {
+  const docker = (args: string[]) => promisify(execFile)("docker", args).then((r) => r.stdout.split("\n").filter(Boolean), () => [] as string[]);
+  for (const id of appIds) {
+    const containers = await docker(["ps", "-aq", "--filter", `label=control-plane.app_id=${id}`]);
+    if (containers.length > 0) await docker(["rm", "-f", ...containers]);
+    await docker(["network", "rm", `control-plane-app-${id}`]);
+    const images = await docker(["images", "--format", "{{.Repository}}:{{.Tag}}", `control-plane/app-${id}`]);
+    if (images.length > 0) await docker(["rmi", "-f", ...images]);
+  }
 }

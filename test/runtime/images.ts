@@ -69,3 +69,14 @@ export function conformanceContext(busybox: Uint8Array): TarEntry[] {
     { name: DOCKERFILES.hungry, data: dockerfile([`CMD ${shell(`echo ${HUNGRY_LINE}; exec /bin/busybox tail /dev/zero`)}`]) },
   ];
 }
+
+/**
+ * The swarm report's probe image (SWARM_PROBE_IMAGE): busybox as `/bin/cat`, which it then runs as
+ * `cat` (busybox picks its applet by the name it is called by).
+ */
+export function probeContext(busybox: Uint8Array): TarEntry[] {
+  return [
+    { name: "cat", data: busybox, mode: 0o755 },
+    { name: "Dockerfile", data: "FROM scratch\nCOPY cat /bin/cat\n" },
+  ];
+}

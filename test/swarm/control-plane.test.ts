@@ -6,7 +6,8 @@
  * through the registry and served through the Worker; a variable change is a service update that
  * no request of a loop sees fail; after the worker is drained Swarm reschedules the app onto the
  * manager and the proxy follows within seconds; Restart, Stop, Start and Delete act on the one
- * service.
+ * service. The operator's report (GET /admin/api/runtime) runs the no-new-privileges probe on
+ * both nodes through the Worker.
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -18,7 +19,11 @@ import { type DevDns, startDevDns } from "../../scripts/dev-dns";
 import { commitFiles, createRepository, startDevForge } from "../../scripts/dev-forge";
 import { type AppJson, BUSYBOX, creditAccount, signedUp } from "../e2e/apps-harness";
 import type { ConsoleSession } from "../e2e/export-helpers";
-import { type Worker, startWorker } from "../e2e/harness";
+import { E2E_OPERATOR_TOKEN, type Worker, startWorker } from "../e2e/harness";
+import { readFile } from "node:fs/promises";
+import { SwarmRuntime } from "../../src/runtime/swarm";
+import { probeContext } from "../runtime/images";
+import { tarStream } from "../runtime/tar";
 import { type TestSwarm, startSwarm } from "./swarm-env";
 
 const run = promisify(execFile);
@@ -42,7 +47,11 @@ beforeAll(async () => {
   workerId = await manager("node", "ls", "-q", "--filter", "role=worker");
   managerId = await manager("node", "ls", "-q", "--filter", "role=manager");
   await manager("node", "update", "--label-add", "apps=on", workerId);
+  // The report's probe image, pushed to the registry once, as README "Deploying" has the operator do.
+  const probe = await new SwarmRuntime({ url: s.managerUrl, registry: s.registry }).build({ context: tarStream(probeContext(await readFile("/bin/busybox"))), dockerfile: "Dockerfile", tag: "cp-probe:1" });
+  expect(probe).toEqual({ ok: true, image: "cp-probe:1" });
   worker = await startWorker({
+    SWARM_PROBE_IMAGE: `${s.registry}/cp-probe:1`,
     RUNTIME_URL: s.managerUrl,
     RUNTIME_KIND: "swarm",
     REGISTRY: s.registry,
@@ -125,6 +134,12 @@ async function placement(appId: string): Promise<{ service: string; nodes: strin
 
 describe("the control plane on a two-node swarm", () => {
   let app: AppJson;
+
+  it("the operator's report names the swarm and finds nothing to fix: both nodes keep containers from gaining privileges", async () => {
+    const res = await fetch(`${worker.url}/admin/api/runtime`, { headers: { Authorization: `Bearer ${E2E_OPERATOR_TOKEN}` } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ kind: "swarm", api_version: expect.stringMatching(/^\d+\.\d+$/), problems: [] });
+  });
 
   it("refuses a first deploy no machine can take, with a sentence and no charge", async () => {
     const repo = await cgiRepository(`swarm-${Date.now() % 100000}`);

@@ -36,11 +36,15 @@ describe("Docker Swarm, two nodes: placement through the registry", () => {
   const tag = `cp-swarm-pinned-${stamp}:1`;
   const docker = (sock: string, ...args: string[]) => run("docker", ["-H", `unix://${sock}`, ...args]).then((r) => r.stdout.trim());
 
+  const probeTag = `cp-probe-${stamp}:1`;
+
   beforeAll(async () => {
     s = await swarm();
-    runtime = new SwarmRuntime({ url: s.managerUrl, registry: s.registry, stopGraceSeconds: 1 });
-    const outcome = await runtime.build({ context: tarStream(img.conformanceContext(await readFile("/bin/busybox"))), dockerfile: img.DOCKERFILES.web, tag });
+    runtime = new SwarmRuntime({ url: s.managerUrl, registry: s.registry, stopGraceSeconds: 1, probeImage: `${s.registry}/${probeTag}` });
+    const busybox = await readFile("/bin/busybox");
+    const outcome = await runtime.build({ context: tarStream(img.conformanceContext(busybox)), dockerfile: img.DOCKERFILES.web, tag });
     expect(outcome).toEqual({ ok: true, image: tag });
+    expect(await runtime.build({ context: tarStream(img.probeContext(busybox)), dockerfile: "Dockerfile", tag: probeTag })).toEqual({ ok: true, image: probeTag });
   });
 
   it("is built on the manager, pulled by the worker, answers on the worker, then on the manager after a drain", async () => {
@@ -83,8 +87,10 @@ describe("Docker Swarm, two nodes: placement through the registry", () => {
     }
   });
 
-  it("reports nothing to fix on a sound swarm, and the drained state of every node when drained", async () => {
+  it("reports nothing to fix on a sound swarm (both nodes pass the no-new-privileges probe), and the drained state of every node when drained", async () => {
     expect(await runtime.report()).toEqual([]);
+    // The probe job is gone once the report is out.
+    expect(await docker(s.managerSock, "service", "ls", "-q", "--filter", "label=control-plane.probe")).toBe("");
     const ids = (await docker(s.managerSock, "node", "ls", "-q")).split("\n");
     try {
       for (const id of ids) await docker(s.managerSock, "node", "update", "--availability", "drain", id);

@@ -54,6 +54,7 @@ describe("parseConfig", () => {
       INSTANCE_PORT_RANGE: { first: 20000, last: 29999 },
       NODE_PROXY_URL: "",
       SWARM_CONSTRAINTS: [],
+      SWARM_PROBE_IMAGE: "",
     });
   });
 

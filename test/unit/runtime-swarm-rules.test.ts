@@ -14,6 +14,10 @@ import {
   splitReference,
   shellQuote,
   swarmProblems,
+  noNewPrivilegesProblems,
+  probeServiceSpec,
+  probeSettled,
+  NO_NEW_PRIVILEGES_UNCHECKED,
   taskHealthcheck,
 } from "../../src/runtime/swarm-rules";
 
@@ -120,6 +124,57 @@ describe("swarmProblems (the start-up report)", () => {
     const problems = swarmProblems(info, nodes);
     expect(problems).toHaveLength(expected.length);
     expected.forEach((pattern, i) => expect(problems[i]).toMatch(pattern));
+  });
+});
+
+describe("noNewPrivilegesProblems (issue 24: the report checks each node's no-new-privileges)", () => {
+  const node = (id: string, host: string, availability = "active") => ({ ID: id, Description: { Hostname: host }, Spec: { Availability: availability }, Status: { State: "ready", Addr: "10.0.0.1" } });
+  const manager = node("m1aaaaaaaaaaaaaaa", "manager");
+  const worker = node("w1bbbbbbbbbbbbbbb", "worker");
+  const status = (flag: 0 | 1) => `Name:\tcat\nSeccomp:\t2\nNoNewPrivs:\t${flag}\nSpeculation_Store_Bypass:\tthread vulnerable\n`;
+  it.each([
+    ["both nodes set it", [manager, worker], [{ nodeId: manager.ID, state: "complete", output: status(1) }, { nodeId: worker.ID, state: "complete", output: status(1) }], []],
+    [
+      "the worker does not",
+      [manager, worker],
+      [{ nodeId: manager.ID, state: "complete", output: status(1) }, { nodeId: worker.ID, state: "complete", output: status(0) }],
+      [/^Node worker \(w1bbbbbbbbbb\) lets containers gain privileges: set "no-new-privileges": true in \/etc\/docker\/daemon\.json there and restart dockerd\.$/],
+    ],
+    ["a drained node is not asked", [manager, node("d1", "drained", "drain")], [{ nodeId: manager.ID, state: "complete", output: status(1) }], []],
+    ["a node whose task never ended", [manager], [{ nodeId: manager.ID, state: "preparing", output: "" }], [/^Node manager \(m1aaaaaaaaaa\) did not finish the no-new-privileges probe in time; it was not checked\.$/]],
+    ["a node with no task at all", [manager], [], [/did not finish the no-new-privileges probe in time/]],
+    [
+      "an image the node could not pull",
+      [manager],
+      [{ nodeId: manager.ID, state: "rejected", error: "No such image: reg/probe:1", output: "" }],
+      [/^Node manager \(m1aaaaaaaaaa\) could not run the no-new-privileges probe \(No such image: reg\/probe:1\); it was not checked\.$/],
+    ],
+    ["an image without cat", [manager], [{ nodeId: manager.ID, state: "complete", output: "exec: cat: not found\n" }], [/printed no NoNewPrivs line: SWARM_PROBE_IMAGE needs `cat`/]],
+    ["an earlier failed task does not hide a finished one", [manager], [{ nodeId: manager.ID, state: "failed", error: "x", output: "" }, { nodeId: manager.ID, state: "complete", output: status(1) }], []],
+  ] as [string, Parameters<typeof noNewPrivilegesProblems>[0], Parameters<typeof noNewPrivilegesProblems>[1], RegExp[]][])("%s", (_name, nodes, runs, expected) => {
+    const problems = noNewPrivilegesProblems(nodes, runs);
+    expect(problems).toHaveLength(expected.length);
+    expected.forEach((pattern, i) => expect(problems[i]).toMatch(pattern));
+  });
+
+  it("waits until every usable node's task has ended", () => {
+    const task = (nodeId: string, state: string) => ({ ID: `t-${nodeId}`, NodeID: nodeId, Status: { State: state } });
+    expect(probeSettled([manager, worker], [task(manager.ID, "complete")])).toBe(false);
+    expect(probeSettled([manager, worker], [task(manager.ID, "complete"), task(worker.ID, "running")])).toBe(false);
+    expect(probeSettled([manager, worker], [task(manager.ID, "complete"), task(worker.ID, "rejected")])).toBe(true);
+    expect(probeSettled([manager, node("d1", "drained", "drain")], [task(manager.ID, "failed")])).toBe(true);
+  });
+
+  it("runs once per node, with no restart, small limits and no port", () => {
+    const spec = probeServiceSpec("reg:5000/probe:1", "cp-probe-x") as { Mode: unknown; TaskTemplate: { ContainerSpec: { Command: string[] }; RestartPolicy: unknown }; EndpointSpec?: unknown };
+    expect(spec.Mode).toEqual({ GlobalJob: {} });
+    expect(spec.TaskTemplate.ContainerSpec.Command).toEqual(["cat", "/proc/self/status"]);
+    expect(spec.TaskTemplate.RestartPolicy).toEqual({ Condition: "none" });
+    expect(spec.EndpointSpec).toBeUndefined();
+  });
+
+  it("says plainly when there is no probe image to check with", () => {
+    expect(NO_NEW_PRIVILEGES_UNCHECKED).toMatch(/set SWARM_PROBE_IMAGE/);
   });
 });
 

@@ -1,0 +1,45 @@
+/**
+ * The no-new-privileges check of the swarm's start-up report (rules in swarm-rules.ts,
+ * `noNewPrivilegesProblems`): a one-shot job from SWARM_PROBE_IMAGE runs `cat /proc/self/status`
+ * once on every usable node; each task's output is read from the manager and the job is removed,
+ * whatever happened. A node whose task has not ended within `timeoutMs` is reported unchecked.
+ */
+import type { DockerEngineClient } from "./docker-client";
+import { type ProbeRun, type SwarmNode, type SwarmTask, probeServiceSpec, probeSettled } from "./swarm-rules";
+
+export interface ProbeDeps {
+  client: DockerEngineClient;
+  image: string;
+  /** A finished task's output (stdout and stderr), as text. */
+  readTaskLogs(taskId: string): Promise<string>;
+  timeoutMs: number;
+  pollMs: number;
+}
+
+export async function runNoNewPrivilegesProbe(deps: ProbeDeps, nodes: SwarmNode[]): Promise<ProbeRun[]> {
+  const name = `cp-probe-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
+  const { body } = await deps.client.json<{ ID: string }>("POST", "/services/create", { json: probeServiceSpec(deps.image, name) });
+  try {
+    const filters = JSON.stringify({ service: [body.ID] });
+    const deadline = Date.now() + deps.timeoutMs;
+    let tasks: SwarmTask[] = [];
+    for (;;) {
+      tasks = (await deps.client.json<SwarmTask[]>("GET", "/tasks", { query: { filters } })).body;
+      if (probeSettled(nodes, tasks) || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, deps.pollMs));
+    }
+    const runs: ProbeRun[] = [];
+    for (const task of tasks) {
+      if (!task.NodeID) continue;
+      const state = task.Status?.State ?? "unknown";
+      const output = state === "complete" ? await deps.readTaskLogs(task.ID) : "";
+      runs.push({ nodeId: task.NodeID, state, ...(task.Status?.Err ? { error: task.Status.Err } : {}), output });
+    }
+    return runs;
+  } finally {
+    await deps.client
+      .request("DELETE", `/services/${encodeURIComponent(body.ID)}`, { accept: [404] })
+      .then((res) => res.arrayBuffer())
+      .catch(() => undefined);
+  }
+}

@@ -1,0 +1,52 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { NO_ENGINE } from "../../src/admin/runtime-report";
+import { createApp } from "../../src/app";
+import { defaultDeps } from "../../src/http/context";
+import { ORIGIN } from "./helpers";
+
+// Issue 24, "check it in the adapter's start-up report": GET /admin/api/runtime (operator token)
+// names the engine and lists what the operator should fix there. The swarm's own checks, the
+// no-new-privileges probe among them, run against real swarms in test/swarm/.
+
+async function report(vars: Record<string, string> = {}, token: string | null = env.OPERATOR_TOKEN!): Promise<Response> {
+  const ctx = createExecutionContext();
+  const request = new Request(`${ORIGIN}/admin/api/runtime`, {
+    headers: { "CF-Connecting-IP": "198.51.100.21", ...(token === null ? {} : { Authorization: `Bearer ${token}` }) },
+  });
+  const res = await createApp(defaultDeps).fetch(request, { ...env, ...vars }, ctx);
+  await waitOnExecutionContext(ctx);
+  return res;
+}
+
+describe("GET /admin/api/runtime", () => {
+  it("refuses a caller without the operator token", async () => {
+    const res = await report({}, null);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ success: false, code: "UNAUTHORIZED" });
+  });
+
+  it("names the engine and its API version; one Docker engine has nothing to report", async () => {
+    const res = await report();
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { kind: string; api_version: string; problems: string[] };
+    expect(body.kind).toBe("docker");
+    expect(body.api_version).toMatch(/^\d+\.\d+$/);
+    expect(body.problems).toEqual([]);
+  });
+
+  it("says apps cannot be deployed when no engine is set", async () => {
+    const res = await report({ RUNTIME_URL: "" });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ kind: null, api_version: null, problems: [NO_ENGINE] });
+  });
+
+  it("answers 503 ENGINE_UNAVAILABLE with the reason when the engine does not answer", async () => {
+    const res = await report({ RUNTIME_URL: "http://127.0.0.1:9" });
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { success: boolean; code: string; error: string };
+    expect(body.code).toBe("ENGINE_UNAVAILABLE");
+    expect(body.error).toMatch(/^The container engine .*\(GET \/_ping\)\.$/);
+  });
+});
