@@ -70,6 +70,18 @@ export function forwardHeaders(incoming: Headers, hop: Hop): Headers {
   return out;
 }
 
+/**
+ * The response headers the client receives from an instance, changed in place: the hop-by-hop
+ * headers (RFC 9110 7.6.1) and every header the instance named in `Connection` describe only the
+ * instance's hop to the Worker, so none reaches the client. Costs nothing more when the instance
+ * sent none of them.
+ */
+export function dropResponseHopHeaders(headers: Headers): void {
+  const connection = headers.get("connection");
+  if (connection !== null) dropNamed(headers, connection);
+  for (const name of HOP_BY_HOP) headers.delete(name);
+}
+
 /** `chain, address`, unless the chain already ends with the address. */
 export function appendAddress(chain: string | null, address: string): string {
   if (chain === null) return address;

@@ -1,4 +1,4 @@
-import { forwardHeaders, isWebSocketUpgrade } from "./forward-headers";
+import { dropResponseHopHeaders, forwardHeaders, isWebSocketUpgrade } from "./forward-headers";
 import { type InstanceTarget, NODE_PROXY_HEADERS } from "./instance-target";
 
 /**
@@ -49,7 +49,9 @@ export async function fetchInstance(req: Request, hostHeader: string | undefined
       signal: controller.signal,
     });
     if (res.status === 101 && isWebSocketUpgrade(req.headers)) return res;
-    return new Response(res.body, res);
+    const out = new Response(res.body, res);
+    dropResponseHopHeaders(out.headers);
+    return out;
   } catch (err) {
     if (controller.signal.aborted) throw controller.signal.reason instanceof InstanceTimeout ? controller.signal.reason : err;
     throw err;

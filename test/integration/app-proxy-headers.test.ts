@@ -24,6 +24,7 @@ beforeAll(async () => {
   const repository = await publishRepository(`proxy-headers-${Date.now() % 100000}`, {
     ...httpdFiles("<p>proxied</p>"),
     "www/cgi-bin/headers": cgi("printf 'Content-Type: text/plain\\r\\n\\r\\n'", ...SEEN.map((name) => `echo "${name}=\${HTTP_${name}-unset}"`)),
+    "www/cgi-bin/hop-reply": cgi("printf 'Content-Type: text/plain\\r\\nConnection: X-Hop-Secret\\r\\nX-Hop-Secret: internal\\r\\nKeep-Alive: timeout=5\\r\\nX-App: kept\\r\\n\\r\\n'", "echo replied"),
     "www/cgi-bin/slow-headers": cgi("/bin/busybox sleep 3", "printf 'Content-Type: text/plain\\r\\n\\r\\n'", "echo late"),
     "www/cgi-bin/slow-body": cgi("printf 'Content-Type: text/plain\\r\\n\\r\\n'", "echo first", "/bin/busybox sleep 2", "echo second"),
   });
@@ -44,6 +45,17 @@ async function withHeaderTimeout(seconds: number, request: Request): Promise<Res
   await waitOnExecutionContext(ctx);
   return res;
 }
+
+describe("headers the client receives", () => {
+  it("the instance's hop-by-hop headers and those it named in Connection are dropped; its own are kept", async () => {
+    const res = await workerExports.default.fetch(new Request(`https://${app.subdomain}.localhost/cgi-bin/hop-reply`));
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("replied\n");
+    expect(res.headers.get("x-app")).toBe("kept");
+    expect(res.headers.get("x-hop-secret")).toBeNull();
+    expect(res.headers.get("keep-alive")).toBeNull();
+  });
+});
 
 describe("headers the instance receives", () => {
   it("X-Forwarded-For appended, the client's Forwarded and X-Real-IP dropped, ours set, Connection names removed", async () => {

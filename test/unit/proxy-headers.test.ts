@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type Hop, appendAddress, forwardHeaders, isWebSocketUpgrade } from "../../src/routing/forward-headers";
+import { type Hop, appendAddress, dropResponseHopHeaders, forwardHeaders, isWebSocketUpgrade } from "../../src/routing/forward-headers";
 
 // Issue 20, "Proxy": X-Forwarded-For is the incoming value with the address the Worker saw
 // appended; Forwarded and X-Real-IP from the client are dropped; X-Forwarded-Proto and
@@ -79,5 +79,22 @@ describe("isWebSocketUpgrade", () => {
     [{}, false],
   ])("%j -> %s", (headers, expected) => {
     expect(isWebSocketUpgrade(new Headers(headers))).toBe(expected);
+  });
+});
+
+describe("dropResponseHopHeaders (RFC 9110 7.6.1: an instance's hop-by-hop headers never reach the client)", () => {
+  it.each<[string, Record<string, string>, Record<string, string>]>([
+    ["nothing to drop", { "content-type": "text/plain", "x-app": "1" }, { "content-type": "text/plain", "x-app": "1" }],
+    [
+      "the standard ones",
+      { "content-type": "text/plain", "keep-alive": "timeout=5", "transfer-encoding": "chunked", trailer: "x-sum", upgrade: "h2c", "proxy-authenticate": "Basic", "proxy-connection": "keep-alive" },
+      { "content-type": "text/plain" },
+    ],
+    ["those the instance named in Connection", { connection: "X-Hop-Secret, close", "x-hop-secret": "internal", "x-app": "1" }, { "x-app": "1" }],
+    ["a Connection value that is not a header name is ignored", { connection: "x y, ,", "x-app": "1" }, { "x-app": "1" }],
+  ])("%s", (_name, given, expected) => {
+    const headers = new Headers(given);
+    dropResponseHopHeaders(headers);
+    expect(Object.fromEntries(headers.entries())).toEqual(expected);
   });
 });
