@@ -59,6 +59,10 @@ export function workerVars(engineUrl: string, secrets: ReturnType<typeof generat
     PROBE_TIMEOUT_SECONDS: "30",
     // The benchmark's forge is on loopback.
     ALLOW_LOCAL_SOURCES: "true",
+    // A replaced instance drains 2 s and gets 1 s to stop (30 s and 10 s by default): a deploy is
+    // measured to live, and the next one waits until only one instance is left.
+    DRAIN_SECONDS: "2",
+    STOP_GRACE_SECONDS: "1",
   };
 }
 

@@ -27,7 +27,7 @@ const dir = mkdtempSync(join(tmpdir(), "profile-rebuild-"));
 mkdirSync(join(dir, "forge"));
 const [engine, forge] = await Promise.all([startDockerForwarder(), startDevForge({ root: join(dir, "forge"), port: 0 })]);
 const secrets = generateSecrets();
-const worker = await startDevServer({ persistTo: join(dir, "state"), vars: { ...workerVars(engine.url, secrets), RUNTIME_BUILDER: builder, DRAIN_SECONDS: "2", STOP_GRACE_SECONDS: "1" } });
+const worker = await startDevServer({ persistTo: join(dir, "state"), vars: { ...workerVars(engine.url, secrets), RUNTIME_BUILDER: builder } });
 const session = new Session(worker.url);
 let app: AppJson | null = null;
 try {

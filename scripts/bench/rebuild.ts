@@ -32,8 +32,6 @@ type Output = Pick<BenchContext, "log" | "progress">;
 
 const PLAN_LIMITS = { memoryBytes: 1024 * 1024 * 1024, cpus: 1 };
 const POLL_MS = 50;
-/** The replaced instance is retired soon after a switch, so rounds do not wait on it (not measured). */
-const QUICK_RETIRE = { DRAIN_SECONDS: "2", STOP_GRACE_SECONDS: "1" };
 const page = (n: number) => `<!doctype html><title>rebuild</title><h1>Page version ${n}</h1>\n`;
 const SLOW_STEP = `RUN ["/bin/busybox", "sh", "-c", "/bin/busybox dd if=/dev/urandom of=/deps.bin bs=1M count=8 2>/dev/null && /bin/busybox sleep 2 && echo dependencies installed"]`;
 
@@ -132,7 +130,7 @@ export async function runRebuildBench(options: BenchOptions, { log, progress }: 
     const secrets = generateSecrets();
     for (const builder of options.builders) {
       progress(`RUNTIME_BUILDER=${builder}: starting wrangler dev`);
-      worker = await startDevServer({ persistTo: join(dir, `state-${builder}`), vars: { ...workerVars(engine.url, secrets), RUNTIME_BUILDER: builder, ...QUICK_RETIRE } });
+      worker = await startDevServer({ persistTo: join(dir, `state-${builder}`), vars: { ...workerVars(engine.url, secrets), RUNTIME_BUILDER: builder } });
       session = new Session(worker.url);
       const email = `bench-rebuild-${builder}-${runId}@example.com`;
       await session.json("POST", "/console/api/signup", { email, password: "bench-password-1" });
