@@ -142,7 +142,13 @@ export async function deployThroughWorker(session: Session, app: AppJson, proxy:
     await new Promise((r) => setTimeout(r, 20));
   }
   const totalMs = performance.now() - started;
-  const log = await session.text(`/console/api/apps/${app.id}/deploys/${deploy.id}/log`);
+  // The deploy's log is written out up to its "Live:" line at the switch: read it once that is there.
+  let log = "";
+  for (let i = 0; i < 100; i++) {
+    log = await session.text(`/console/api/apps/${app.id}/deploys/${deploy.id}/log`);
+    if (/^Live: /m.test(log)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   const steps = log.split("\n").filter((l) => /Step \d+\/\d+ : /.test(l)).length;
   const usingCache = log.split("\n").filter((l) => l.includes("Using cache")).length;
   return { liveMs, totalMs, deployId: deploy.id, cached: steps > 1 && usingCache >= steps - 1 };

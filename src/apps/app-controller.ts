@@ -396,7 +396,16 @@ export class AppController extends DurableObject<Env> {
     const variables = await launchEnv(this.env, app.id);
     const spec = liveSpec(app, plan, variables.env);
     if (!spec) return { outcome: "refused", code: "INVALID_STATE", message: "The app has no built image yet. Deploy it first." };
-    const outcome = await launchAndSwitch({ runtime, spec, replaces: app.instanceId, probeTimeoutSeconds: getConfig(this.env).PROBE_TIMEOUT_SECONDS, retire: retirePolicy(getConfig(this.env)), switchTo: (instance) => switchTo(instance, variables.version) });
+    // The control answers at the switch; the old instance drains and goes in the background.
+    const outcome = await launchAndSwitch({
+      runtime,
+      spec,
+      replaces: app.instanceId,
+      probeTimeoutSeconds: getConfig(this.env).PROBE_TIMEOUT_SECONDS,
+      retire: retirePolicy(getConfig(this.env)),
+      retireIn: (work) => this.ctx.waitUntil(work),
+      switchTo: (instance) => switchTo(instance, variables.version),
+    });
     if (outcome.ok) return { outcome: "done" };
     log("warn", "instance launch failed", { app_id: app.id, kind: outcome.kind });
     return { outcome: "refused", code: "LAUNCH_FAILED", message: outcome.message };

@@ -146,6 +146,8 @@ async function runBuilt(env: Env, runtime: ContainerRuntime, appId: string, depl
       healthIntervalSeconds: getConfig(env).HEALTH_CHECK_INTERVAL_SECONDS,
       retire: retirePolicy(getConfig(env)),
       log: (text) => deployLog.append(text),
+      // The log is whole up to "Live:" when the deploy shows live, not only after the drain.
+      afterSwitch: () => deployLog.flush(),
       switchTo: async (instance) => {
         const output = await runtime.logs(instance.id, { tail: 50 }).catch(() => "");
         if (output) await deployLog.append(`Instance output:\n${output.replace(/\n$/, "")}`);

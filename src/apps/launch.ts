@@ -154,6 +154,14 @@ export interface LaunchAndSwitch {
   healthIntervalSeconds?: number;
   /** The change's own log (a deploy's log, a variable save's check log). */
   log?: (text: string) => Promise<void>;
+  /** Runs once traffic is switched, before the old instance drains (a deploy writes out its log so far). */
+  afterSwitch?: () => Promise<void>;
+  /**
+   * Where the old instance's drain and retirement run once traffic is switched: given, the change
+   * answers at the switch and the retirement goes on there (a controller's `waitUntil`), so the
+   * change's mark is not held through DRAIN_SECONDS; absent, it is awaited before returning.
+   */
+  retireIn?: (work: Promise<void>) => void;
   /**
    * Points the app at the new instance as a compare-and-set on the instance it replaces (and
    * writes whatever the change pays or records with it). Not switched: another change got there.
@@ -190,7 +198,10 @@ export async function launchAndSwitch(input: LaunchAndSwitch): Promise<LaunchAnd
     return { ok: false, kind: "not_switched", message };
   }
   await log(`Live: traffic switched to instance ${launched.instance.id.slice(0, 12)}`);
-  await drainAndRetire(input.runtime, switched.replaced, { keepImage: input.spec.image, log, retire: input.retire, current: launched.instance.id });
+  await input.afterSwitch?.();
+  const retired = drainAndRetire(input.runtime, switched.replaced, { keepImage: input.spec.image, log, retire: input.retire, current: launched.instance.id });
+  if (input.retireIn) input.retireIn(retired.catch((err: unknown) => serviceLog("warn", "old instance not retired", { app_id: input.spec.appId, ...describeError(err) })));
+  else await retired;
   return { ok: true, instance: launched.instance, replaced: switched.replaced };
 }
 

@@ -1,7 +1,9 @@
 import { env, exports as workerExports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { database } from "../../src/db/client";
 import { deploys } from "../../src/db/schema";
+import { APP_ID_LABEL } from "../../src/apps/launch";
+import { DockerRuntime } from "../../src/runtime";
 import { eq } from "drizzle-orm";
 import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
 
@@ -86,6 +88,20 @@ describe("AppController", () => {
     expect((await client.call("DELETE", `/console/api/apps/${app.id}`)).status).toBe(200);
     expect((await host()).status).toBe(404);
     expect((await client.call("GET", `/console/api/apps/${app.id}`)).status).toBe(404);
+  });
+
+  it("answers a plan change at the switch: the old instance drains in the background, and the next control is not refused meanwhile", async () => {
+    const { client, app } = await newApp();
+    await client.json("POST", `/console/api/apps/${app.id}/deploy`);
+    await waitForDeploy(client, app.id);
+    const runtime = new DockerRuntime({ url: env.RUNTIME_URL });
+    const labels = { [APP_ID_LABEL]: app.id };
+    const [before] = await runtime.instances(labels);
+    expect((await client.json<AppJson>("POST", `/console/api/apps/${app.id}/plan`, { plan: "pro" })).plan).toBe("pro");
+    // DRAIN_SECONDS is 2 in these tests: the replaced instance still drains when the answer comes.
+    expect(await runtime.instances(labels)).toContain(before);
+    expect((await client.json<AppJson>("POST", `/console/api/apps/${app.id}/stop`)).status).toBe("stopped");
+    await vi.waitFor(async () => expect(await runtime.instances(labels)).not.toContain(before), { timeout: 15_000, interval: 200 });
   });
 
   it("refuses bad settings naming the field, a taken subdomain, and a subdomain change after the first deploy", async () => {
