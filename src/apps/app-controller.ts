@@ -339,7 +339,8 @@ export class AppController extends DurableObject<Env> {
     } finally {
       if (apply) {
         await this.#reschedule(input.now);
-        this.ctx.waitUntil(apply().then(async () => void (this.#clear(mark) && (await this.#reschedule(Date.now())))));
+        // The mark goes at the switch; the old instance drains after it in the background.
+        this.ctx.waitUntil(apply((work) => this.ctx.waitUntil(work)).then(async () => void (this.#clear(mark) && (await this.#reschedule(Date.now())))));
       } else this.#clear(mark);
     }
   }

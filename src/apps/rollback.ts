@@ -97,6 +97,7 @@ export async function switchRunning(env: Env, runtime: ContainerRuntime, prepare
       healthIntervalSeconds: config.HEALTH_CHECK_INTERVAL_SECONDS,
       retire: retirePolicy(config),
       log: (text) => deployLog.append(text),
+      afterSwitch: () => deployLog.flush(),
       switchTo: (instance) => steps.complete({ deployId: deploy.id, instance, replaces: app.instanceId, envVersion: variables.version, now: Date.now() }),
     });
     if (!outcome.ok) await fail({ kind: outcome.kind === "not_switched" ? "interrupted" : outcome.kind, message: outcome.message });

@@ -25,8 +25,11 @@ export type EnvSaveResult =
   | { outcome: "saved"; version: number; effect: EnvEffect }
   | { outcome: "refused"; code: "ENV_CHANGED" | "DEPLOY_IN_PROGRESS" | "NOT_FOUND"; message: string };
 
-/** Runs the switch to a new instance; settles once it is over, whatever happened (it never rejects). */
-export type EnvApplyRunner = () => Promise<void>;
+/**
+ * Runs the switch to a new instance; settles once it is over, whatever happened (it never
+ * rejects). With `retireIn`, it settles at the switch and the old instance drains there.
+ */
+export type EnvApplyRunner = (retireIn?: (work: Promise<void>) => void) => Promise<void>;
 
 /** After the first deploy: the app has an instance serving, from an image a new one can start from. */
 function isServing(app: AppRow): boolean {
@@ -54,7 +57,7 @@ export async function saveEnvSet(
   await writeEnv(env, app.id, version, input.variables);
   log("info", "environment variables saved", { app_id: app.id, version, count: input.variables.length });
   if (!isServing(app)) return { outcome: "saved", version, effect: "stored" };
-  return { outcome: "saved", version, effect: "applying", apply: () => applyEnv(env, app.id, version) };
+  return { outcome: "saved", version, effect: "applying", apply: (retireIn) => applyEnv(env, app.id, version, retireIn) };
 }
 
 /**
@@ -63,7 +66,7 @@ export async function saveEnvSet(
  * after a newer deploy, changes nothing), then stops the old one after it drains. A failed check
  * leaves the old instance serving and records the failure with the check's log for the app page.
  */
-export async function applyEnv(env: Env, appId: string, version: number): Promise<void> {
+export async function applyEnv(env: Env, appId: string, version: number, retireIn?: (work: Promise<void>) => void): Promise<void> {
   const lines: string[] = [];
   const fail = (message: string) => updateApp(env, appId, { envFailure: { version, message, log: lines.join("\n"), at: Date.now() } });
   try {
@@ -78,6 +81,7 @@ export async function applyEnv(env: Env, appId: string, version: number): Promis
       spec: liveSpec(app, app.plan as PlanId, variables.env)!,
       probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
       retire: retirePolicy(getConfig(env)),
+      ...(retireIn ? { retireIn } : {}),
       // The check's output is kept in D1 for the app page: the app's own values are masked in it.
       log: async (text) => void lines.push(maskText(text, secretsToMask(Object.values(variables.env)))),
       switchTo: async (instance) =>
