@@ -1,11 +1,12 @@
 import { env, exports as workerExports } from "cloudflare:workers";
 import { packTar } from "modern-tar";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { appController } from "../../src/apps/app-controller";
 import { appImageRepository } from "../../src/apps/launch";
 import { getApp } from "../../src/apps/store";
 import { addOneMonth } from "../../src/billing/period";
 import { DockerRuntime } from "../../src/runtime";
+import { ROUTE_TTL_MS } from "../../src/routing/route-cache";
 import type { ConsoleClient } from "./helpers";
 import { type AppJson, httpdFiles, publishCommit, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
 
@@ -144,7 +145,9 @@ describe("rollback", () => {
     expect(body.deploy).toMatchObject({ kind: "rollback", rollback_of: v1!.id, image_digest: v1!.image_digest, status: "starting" });
     const done = await waitForDeploy(client, app.id);
     expect(done.latest_deploy).toMatchObject({ id: body.deploy.id, kind: "rollback", status: "live", env_version: 1, plan: "lite" });
-    expect(await page(app.subdomain)).toEqual([200, "<p>v1</p>"]);
+    // The proxy may answer from the route it remembered for up to ROUTE_TTL_MS (the old instance
+    // still drains meanwhile); after that the hostname serves the rolled-back image.
+    await vi.waitFor(async () => expect(await page(app.subdomain)).toEqual([200, "<p>v1</p>"]), { timeout: ROUTE_TTL_MS + 2000, interval: 100 });
 
     const row = (await getApp(env, app.id))!;
     expect(row.liveDeployId).toBe(body.deploy.id);
