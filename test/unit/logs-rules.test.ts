@@ -162,6 +162,24 @@ describe("SSE body", () => {
     expect(engineCall.signal.aborted).toBe(false);
   });
 
+  it("a client that stops reading stops the engine's stream: nothing piles up, and reading again goes on where it was", async () => {
+    // An engine that has lines at once, forever; the count says how many the stream took.
+    let taken = 0;
+    async function* endless(): AsyncGenerator<LogLine> {
+      for (;;) yield { at: 1000 + taken, stream: "stdout", text: `line ${taken++}` };
+    }
+    const body = logEventStream(endless(), { ids: new LogIds(), secrets: [], engineCall: new AbortController(), heartbeatMs: 10_000 });
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    expect(decoder.decode((await reader.read()).value)).toBe("retry: 1000\n\n");
+    expect(decoder.decode((await reader.read()).value)).toContain("line 0");
+    // The client reads nothing for a while: the engine is asked for no more than the one line in hand.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(taken).toBeLessThanOrEqual(2);
+    expect(decoder.decode((await reader.read()).value)).toContain("line 1");
+    await reader.cancel();
+  });
+
   it("aborts the engine call when the client cancels", async () => {
     const engineCall = new AbortController();
     const body = logEventStream(slow([{ at: 1, stream: "stdout", text: "a" }], 10_000), { ids: new LogIds(), secrets: [], engineCall, heartbeatMs: 10_000 });
