@@ -55,17 +55,26 @@ async function saveBody(res: Response, part: string, offset: number, total: numb
   }
   let saved = offset;
   reporter.progress(saved, total);
-  await pipeline(
-    Readable.fromWeb(res.body as WebReadableStream<Uint8Array>),
-    async function* (chunks: AsyncIterable<Buffer>) {
-      for await (const chunk of chunks) {
-        saved += chunk.length;
-        reporter.progress(saved, total);
-        yield chunk;
-      }
-    },
-    file,
-  );
+  // The caller reads the part file's size to resume from it, and appends after it: a write still
+  // under way when the connection dropped must land first, so this returns only once the file is
+  // closed, whichever way the body ended.
+  const closed = new Promise<void>((done) => file.once("close", () => done()));
+  try {
+    await pipeline(
+      Readable.fromWeb(res.body as WebReadableStream<Uint8Array>),
+      async function* (chunks: AsyncIterable<Buffer>) {
+        for await (const chunk of chunks) {
+          saved += chunk.length;
+          reporter.progress(saved, total);
+          yield chunk;
+        }
+      },
+      file,
+    );
+  } finally {
+    if (!file.closed) file.destroy();
+    await closed;
+  }
 }
 
 /** Downloads and verifies the archive behind `request.url`; throws CliError on any final failure. */
