@@ -145,7 +145,8 @@ async function waitUntilReady(server: DevServer, timeoutMs: number): Promise<voi
       throw new Error(`wrangler dev exited with code ${server.process.exitCode}:\n${server.output()}`);
     }
     try {
-      const res = await fetch(`${server.url}/healthz`);
+      // A first connection the starting runtime accepts but never answers must not hold the wait.
+      const res = await fetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(5000) });
       if (res.ok) return;
     } catch {
       // not listening yet
