@@ -142,16 +142,21 @@ export async function deployThroughWorker(session: Session, app: AppJson, proxy:
     await new Promise((r) => setTimeout(r, 20));
   }
   const totalMs = performance.now() - started;
-  // The deploy's log is written out up to its "Live:" line at the switch: read it once that is there.
-  let log = "";
-  for (let i = 0; i < 100; i++) {
-    log = await session.text(`/console/api/apps/${app.id}/deploys/${deploy.id}/log`);
-    if (/^Live: /m.test(log)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const log = await deployLogUpToLive(session, app.id, deploy.id);
   const steps = log.split("\n").filter((l) => /Step \d+\/\d+ : /.test(l)).length;
   const usingCache = log.split("\n").filter((l) => l.includes("Using cache")).length;
   return { liveMs, totalMs, deployId: deploy.id, cached: steps > 1 && usingCache >= steps - 1 };
+}
+
+/** A deploy's log once its "Live:" line is there (the log is written out up to it at the switch); what there is after 10 s. */
+export async function deployLogUpToLive(session: Session, appId: string, deployId: string): Promise<string> {
+  let log = "";
+  for (let i = 0; i < 100; i++) {
+    log = await session.text(`/console/api/apps/${appId}/deploys/${deployId}/log`);
+    if (/^Live: /m.test(log)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return log;
 }
 
 /** Waits until the previous instance is removed (the Worker retires it a couple of seconds after live). */

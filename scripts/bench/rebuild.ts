@@ -21,7 +21,7 @@ import { dockerSocketAvailable, startDockerForwarder } from "../lib/docker-forwa
 import { ROOT, generateSecrets, startDevServer } from "../lib/dev-server";
 import { creditAccount } from "../lib/seed";
 import type { BuilderChoice } from "../../src/runtime/docker-build";
-import { type AppJson, PLAN, PORT, Session, settledOnOne, workerVars } from "./apps";
+import { type AppJson, PLAN, PORT, Session, deployLogUpToLive, settledOnOne, workerVars } from "./apps";
 import { BENCH_IMAGE, appContainers, cliCleanup, cliDeploy, docker, dockerVersion, get } from "./apps-docker";
 import type { BenchContext } from "./context";
 import { describeMachine } from "./machine";
@@ -72,14 +72,7 @@ async function deployUntilServing(session: Session, app: AppJson, proxy: { url: 
     await new Promise((r) => setTimeout(r, 20));
   }
   const ms = performance.now() - started;
-  // The log object is written now and then while the job runs, and whole at its end: wait for the end.
-  let log = "";
-  for (let i = 0; i < 100; i++) {
-    log = await session.text(`/console/api/apps/${app.id}/deploys/${deploy.id}/log`);
-    if (/^==> Live: /m.test(log) || /^Live: /m.test(log)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { ms, log };
+  return { ms, log: await deployLogUpToLive(session, app.id, deploy.id) };
 }
 
 export async function runRebuildBench(options: BenchOptions, { log, progress }: Output): Promise<void> {

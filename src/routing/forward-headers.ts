@@ -57,9 +57,7 @@ export function isWebSocketUpgrade(headers: Headers): boolean {
 export function forwardHeaders(incoming: Headers, hop: Hop): Headers {
   const websocket = isWebSocketUpgrade(incoming);
   const out = new Headers(incoming);
-  const connection = incoming.get("connection");
-  if (connection !== null) dropNamed(out, connection);
-  for (const name of HOP_BY_HOP) out.delete(name);
+  dropHopByHopHeaders(out);
   for (const name of CLIENT_FORWARDING) out.delete(name);
   if (websocket) out.set("upgrade", "websocket");
   const chain = out.get("x-forwarded-for");
@@ -71,12 +69,12 @@ export function forwardHeaders(incoming: Headers, hop: Hop): Headers {
 }
 
 /**
- * The response headers the client receives from an instance, changed in place: the hop-by-hop
- * headers (RFC 9110 7.6.1) and every header the instance named in `Connection` describe only the
- * instance's hop to the Worker, so none reaches the client. Costs nothing more when the instance
- * sent none of them.
+ * Drops, in place, the hop-by-hop headers (RFC 9110 7.6.1) and every header named in
+ * `Connection`: they describe one hop only (the client's to the Worker on a request, the
+ * instance's to the Worker on a response), so none is passed on. Costs nothing more when there
+ * are none.
  */
-export function dropResponseHopHeaders(headers: Headers): void {
+export function dropHopByHopHeaders(headers: Headers): void {
   const connection = headers.get("connection");
   if (connection !== null) dropNamed(headers, connection);
   for (const name of HOP_BY_HOP) headers.delete(name);

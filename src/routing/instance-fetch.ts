@@ -1,4 +1,4 @@
-import { dropResponseHopHeaders, forwardHeaders, isWebSocketUpgrade } from "./forward-headers";
+import { dropHopByHopHeaders, forwardHeaders, isWebSocketUpgrade } from "./forward-headers";
 import { type InstanceTarget, NODE_PROXY_HEADERS } from "./instance-target";
 
 /**
@@ -50,7 +50,7 @@ export async function fetchInstance(req: Request, hostHeader: string | undefined
     });
     if (res.status === 101 && isWebSocketUpgrade(req.headers)) return res;
     const out = new Response(res.body, res);
-    dropResponseHopHeaders(out.headers);
+    dropHopByHopHeaders(out.headers);
     return out;
   } catch (err) {
     if (controller.signal.aborted) throw controller.signal.reason instanceof InstanceTimeout ? controller.signal.reason : err;

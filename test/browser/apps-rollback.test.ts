@@ -7,7 +7,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commitFiles } from "../../scripts/dev-forge";
 import { type AppsStack, creditAccount, httpdApp, repository, startAppsStack } from "../e2e/apps-harness";
-import { launchChromium, openPage, screenshot } from "./browser";
+import { launchChromium, openPage, screenshot, signUpInConsole } from "./browser";
 
 let stack: AppsStack;
 let browser: Browser;
@@ -21,10 +21,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (page && stack) {
-    const apps = (await page.request.get(`${stack.worker.url}/console/api/apps`).then((r) => r.json()).catch(() => ({ apps: [] }))) as { apps: { id: string }[] };
-    for (const app of apps.apps ?? []) await page.request.delete(`${stack.worker.url}/console/api/apps/${app.id}`, { headers: { Origin: stack.worker.url } }).catch(() => undefined);
-  }
+  // Stopping the stack removes the apps' containers, networks and images (test/e2e/harness.ts).
   await browser?.close();
   await stack?.stop();
 });
@@ -34,11 +31,7 @@ const deployRows = () => page.locator("tbody tr[data-deploy-id]");
 describe("deploy history and rollback in Chromium", () => {
   it("shows each deploy's commit and rolls back to the earlier one, which serves its page again", async () => {
     const email = `rollback-browser-${run}@example.com`;
-    await page.goto(`${stack.worker.url}/console/signup`);
-    await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill("correct horse battery");
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(/\/console\/databases$/);
+    await signUpInConsole(page, stack.worker.url, email);
     await creditAccount(stack.worker.url, email, 10_000);
 
     const name = `history-${run}`;

@@ -6,7 +6,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppsStack, creditAccount, httpdApp, repository, startAppsStack } from "../e2e/apps-harness";
-import { launchChromium, openPage, screenshot } from "./browser";
+import { launchChromium, openPage, screenshot, signUpInConsole } from "./browser";
 
 let stack: AppsStack;
 let browser: Browser;
@@ -37,11 +37,7 @@ async function createApp(name: string, repo: string, subdomain: string): Promise
 
 describe("apps in Chromium", () => {
   it("signs up and finds an empty Apps list in the navigation", async () => {
-    await page.goto(`${stack.worker.url}/console/signup`);
-    await page.getByLabel("Email").fill(`apps-browser-${run}@example.com`);
-    await page.getByLabel("Password").fill("correct horse battery");
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(/\/console\/databases$/);
+    await signUpInConsole(page, stack.worker.url, `apps-browser-${run}@example.com`);
     // The operator credits the wallet, so the first deploy below can be charged.
     await creditAccount(stack.worker.url, `apps-browser-${run}@example.com`, 10_000);
     await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Apps" }).click();

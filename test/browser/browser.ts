@@ -38,6 +38,15 @@ export async function openPage(browser: Browser, options: BrowserContextOptions 
 }
 
 /** Saves a full-page screenshot as test-output/browser/<name>.png. */
+/** Signs up through the console's form (password "correct horse battery") and waits for the databases page. */
+export async function signUpInConsole(page: Page, base: string, email: string): Promise<void> {
+  await page.goto(`${base}/console/signup`);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill("correct horse battery");
+  await page.getByRole("button", { name: "Create account" }).click();
+  await page.waitForURL(/\/console\/databases$/);
+}
+
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Worker, startWorker } from "../e2e/harness";
-import { SCREENSHOTS, launchChromium, openPage, screenshot, sha256File } from "./browser";
+import { SCREENSHOTS, launchChromium, openPage, screenshot, sha256File, signUpInConsole } from "./browser";
 
 let worker: Worker;
 let browser: Browser;
@@ -24,11 +24,7 @@ afterAll(async () => {
 
 describe("console without JavaScript", () => {
   it("signs up, creates and revokes a token", async () => {
-    await page.goto(`${worker.url}/console/signup`);
-    await page.getByLabel("Email").fill(`no-js-${Date.now()}@example.com`);
-    await page.getByLabel("Password").fill("correct horse battery");
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(/\/console\/databases$/);
+    await signUpInConsole(page, worker.url, `no-js-${Date.now()}@example.com`);
 
     await page.getByRole("link", { name: "Profile" }).click();
     await page.getByLabel("Token name").fill("nightly");

@@ -7,7 +7,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppsStack, creditAccount, httpdApp, repository, startAppsStack } from "../e2e/apps-harness";
-import { launchChromium, openPage, screenshot } from "./browser";
+import { launchChromium, openPage, screenshot, signUpInConsole } from "./browser";
 
 let stack: AppsStack;
 let browser: Browser;
@@ -31,11 +31,7 @@ const badge = () => page.locator(`[data-domain="${hostname}"] [data-domain-statu
 
 describe("custom domains in Chromium", () => {
   it("signs up, creates a Starter app and deploys it", async () => {
-    await page.goto(`${stack.worker.url}/console/signup`);
-    await page.getByLabel("Email").fill(`domains-browser-${run}@example.com`);
-    await page.getByLabel("Password").fill("correct horse battery");
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(/\/console\/databases$/);
+    await signUpInConsole(page, stack.worker.url, `domains-browser-${run}@example.com`);
     // The operator credits the wallet, so the first deploy below can be charged.
     await creditAccount(stack.worker.url, `domains-browser-${run}@example.com`, 10_000);
 

@@ -8,7 +8,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Worker, startWorker } from "../e2e/harness";
 import { EC_PEM } from "../unit/envvars-pem";
-import { launchChromium, openPage, screenshot } from "./browser";
+import { launchChromium, openPage, screenshot, signUpInConsole } from "./browser";
 
 let worker: Worker;
 let browser: Browser;
@@ -34,11 +34,7 @@ const notice = () => page.locator("p.notice").textContent();
 
 describe("environment variables in Chromium", () => {
   it("signs up and creates an app", async () => {
-    await page.goto(`${worker.url}/console/signup`);
-    await page.getByLabel("Email").fill(`env-browser-${run}@example.com`);
-    await page.getByLabel("Password").fill("correct horse battery");
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(/\/console\/databases$/);
+    await signUpInConsole(page, worker.url, `env-browser-${run}@example.com`);
     await page.goto(`${worker.url}/console/apps/new`);
     await page.getByLabel("Name").fill("envapp");
     await page.getByLabel("Repository").fill("https://git.example.com/acme/envapp");

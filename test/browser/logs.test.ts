@@ -6,7 +6,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppJson, type AppsStack, BUSYBOX, creditAccount, curlApp, repository, startAppsStack } from "../e2e/apps-harness";
-import { launchChromium, openPage, screenshot } from "./browser";
+import { launchChromium, openPage, screenshot, signUpInConsole } from "./browser";
 
 let stack: AppsStack;
 let browser: Browser;
@@ -21,11 +21,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (page && stack) {
-    const api = (path: string, method = "GET") => page.request.fetch(`${stack.worker.url}${path}`, { method, headers: { Origin: stack.worker.url } });
-    const { apps } = ((await (await api("/console/api/apps")).json().catch(() => ({ apps: [] }))) as { apps: AppJson[] });
-    for (const app of apps ?? []) await api(`/console/api/apps/${app.id}`, "DELETE").catch(() => undefined);
-  }
+  // Stopping the stack removes the apps' containers, networks and images (test/e2e/harness.ts).
   await browser?.close();
   await stack?.stop();
 });
@@ -33,11 +29,7 @@ afterAll(async () => {
 describe("live logs in Chromium", () => {
   it("shows printed lines live with env values masked, searches them, and goes back to live", async () => {
     const email = `logs-browser-${run}@example.com`;
-    await page.goto(`${stack.worker.url}/console/signup`);
-    await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill("correct horse battery");
-    await page.getByRole("button", { name: "Create account" }).click();
-    await page.waitForURL(/\/console\/databases$/);
+    await signUpInConsole(page, stack.worker.url, email);
     await creditAccount(stack.worker.url, email, 10_000);
 
     const repo = await repository(stack, `logs-${run}`, {

@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commitFiles, createRepository } from "../../scripts/dev-forge";
-import { type AppJson, type AppsStack, BUSYBOX, curlApp, deployAndWait, signedUp, startAppsStack, deleteSessionApps } from "./apps-harness";
+import { type AppJson, type AppsStack, BUSYBOX, curlApp, deployAndWait, signedUp, startAppsStack } from "./apps-harness";
 import type { ConsoleSession } from "./export-helpers";
 
 const DRAIN_SECONDS = 15;
@@ -25,7 +25,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await deleteSessionApps(session);
   await stack?.stop();
 });
 

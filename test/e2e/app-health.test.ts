@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppJson, type AppsStack, BUSYBOX, curlApp, deployAndWait, httpdApp, repository, signedUp, startAppsStack, deleteSessionApps } from "./apps-harness";
+import { type AppJson, type AppsStack, BUSYBOX, curlApp, deployAndWait, httpdApp, repository, signedUp, startAppsStack } from "./apps-harness";
 import type { ConsoleSession } from "./export-helpers";
 
 /** The label every instance of an app carries (src/apps/launch.ts APP_ID_LABEL). */
@@ -26,7 +26,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await deleteSessionApps(session);
   await stack?.stop();
 });
 

@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppJson, type AppsStack, BUSYBOX, curlApp, deployAndWait, repository, signedUp, startAppsStack, deleteSessionApps } from "./apps-harness";
+import { type AppJson, type AppsStack, BUSYBOX, curlApp, deployAndWait, repository, signedUp, startAppsStack } from "./apps-harness";
 import type { ConsoleSession } from "./export-helpers";
 
 let stack: AppsStack;
@@ -18,7 +18,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await deleteSessionApps(session);
   await stack?.stop();
 });
 

@@ -15,7 +15,7 @@ import { promisify } from "node:util";
 import { Agent, WebSocket } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRepository } from "../../scripts/dev-forge";
-import { type AppJson, type AppsStack, BUSYBOX, deployAndWait, signedUp, startAppsStack, deleteSessionApps } from "./apps-harness";
+import { type AppJson, type AppsStack, BUSYBOX, deployAndWait, signedUp, startAppsStack } from "./apps-harness";
 import type { ConsoleSession } from "./export-helpers";
 
 /** The instance's header timeout for this file's Worker: short, so the 504 comes quickly. */
@@ -30,7 +30,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await deleteSessionApps(session);
   await stack?.stop();
 });
 

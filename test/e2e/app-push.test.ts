@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commitFiles, createRepository } from "../../scripts/dev-forge";
-import { type AppJson, type AppsStack, curlApp, deployAndWait, httpdApp, repository, signedUp, startAppsStack, deleteSessionApps } from "./apps-harness";
+import { type AppJson, type AppsStack, curlApp, deployAndWait, httpdApp, repository, signedUp, startAppsStack } from "./apps-harness";
 import type { ConsoleSession } from "./export-helpers";
 
 let stack: AppsStack;
@@ -21,7 +21,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await deleteSessionApps(session);
   await stack?.stop();
 });
 

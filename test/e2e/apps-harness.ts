@@ -124,8 +124,3 @@ export async function engineHas(stack: AppsStack, kind: "containers" | "images",
   return res.status === 200;
 }
 
-/** Deletes every app of the session (a test file's afterAll); a missing session or a failed delete is fine. */
-export async function deleteSessionApps(session: ConsoleSession | undefined): Promise<void> {
-  const { apps } = (await session?.call<{ apps: AppJson[] }>("GET", "/console/api/apps").catch(() => ({ apps: [] }))) ?? { apps: [] };
-  for (const app of apps) await session!.call("DELETE", `/console/api/apps/${app.id}`).catch(() => undefined);
-}

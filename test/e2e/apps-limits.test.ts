@@ -10,7 +10,7 @@ import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BUSYBOX, type AppJson, type AppsStack, deployAndWait, repository, signedUp, startAppsStack, deleteSessionApps } from "./apps-harness";
+import { BUSYBOX, type AppJson, type AppsStack, deployAndWait, repository, signedUp, startAppsStack } from "./apps-harness";
 import type { ConsoleSession } from "./export-helpers";
 
 const BUILD_TIMEOUT_SECONDS = 6;
@@ -30,7 +30,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await deleteSessionApps(session);
   await stack?.stop();
 });
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commitFiles } from "../../scripts/dev-forge";
-import { type AppJson, type AppsStack, curlApp, deployAndWait, httpdApp, repository, signedUp, startAppsStack, deleteSessionApps } from "./apps-harness";
+import { type AppJson, type AppsStack, curlApp, deployAndWait, httpdApp, repository, signedUp, startAppsStack } from "./apps-harness";
 import type { ConsoleSession } from "./export-helpers";
 
 let stack: AppsStack;
@@ -18,7 +18,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await deleteSessionApps(session);
   await stack?.stop();
 });
 

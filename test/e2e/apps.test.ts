@@ -15,7 +15,6 @@ import {
   repository,
   signedUp,
   startAppsStack,
-  deleteSessionApps,
 } from "./apps-harness";
 import type { ConsoleSession } from "./export-helpers";
 
@@ -28,8 +27,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // Apps left by a failing test: deleting them removes their containers and images.
-  await deleteSessionApps(session);
+  // Apps left by a failing test: stopping the stack removes their containers, networks and images.
   await stack?.stop();
 });
 

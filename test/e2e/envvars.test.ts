@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRepository } from "../../scripts/dev-forge";
-import { type AppJson, type AppsStack, BUSYBOX, curlApp, deployAndWait, engineHas, signedUp, startAppsStack, deleteSessionApps } from "./apps-harness";
+import { type AppJson, type AppsStack, BUSYBOX, curlApp, deployAndWait, engineHas, signedUp, startAppsStack } from "./apps-harness";
 import type { ConsoleSession } from "./export-helpers";
 
 let stack: AppsStack;
@@ -24,7 +24,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await deleteSessionApps(session);
   await stack?.stop();
 });
 

@@ -3,7 +3,7 @@ import { packTar } from "modern-tar";
 import { describe, expect, it, vi } from "vitest";
 import { appController } from "../../src/apps/app-controller";
 import { appImageRepository } from "../../src/apps/launch";
-import { getApp } from "../../src/apps/store";
+import { type DeployView, getApp } from "../../src/apps/store";
 import { addOneMonth } from "../../src/billing/period";
 import { DockerRuntime } from "../../src/runtime";
 import { ROUTE_TTL_MS } from "../../src/routing/route-cache";
@@ -23,18 +23,8 @@ let n = 0;
 const unique = (base: string) => `${base}-${Date.now() % 100000}-${++n}`;
 const runtime = () => new DockerRuntime({ url: env.RUNTIME_URL });
 
-interface DeployJson {
-  id: string;
-  status: string;
-  kind: string;
-  commit: { sha: string; message: string } | null;
-  image_digest: string | null;
-  plan: string | null;
-  env_version: number | null;
-  rollback_of: string | null;
-  rollback_available: boolean;
-  failure?: { kind: string; message: string };
-}
+/** A deploy as the JSON routes give it (src/apps/store.ts). */
+type DeployJson = DeployView;
 
 const page = async (subdomain: string) => {
   const res = await workerExports.default.fetch(new Request(`http://${subdomain}.localhost/`));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type Hop, appendAddress, dropResponseHopHeaders, forwardHeaders, isWebSocketUpgrade } from "../../src/routing/forward-headers";
+import { type Hop, appendAddress, dropHopByHopHeaders, forwardHeaders, isWebSocketUpgrade } from "../../src/routing/forward-headers";
 
 // Issue 20, "Proxy": X-Forwarded-For is the incoming value with the address the Worker saw
 // appended; Forwarded and X-Real-IP from the client are dropped; X-Forwarded-Proto and
@@ -82,7 +82,7 @@ describe("isWebSocketUpgrade", () => {
   });
 });
 
-describe("dropResponseHopHeaders (RFC 9110 7.6.1: an instance's hop-by-hop headers never reach the client)", () => {
+describe("dropHopByHopHeaders (RFC 9110 7.6.1: an instance's hop-by-hop headers never reach the client)", () => {
   it.each<[string, Record<string, string>, Record<string, string>]>([
     ["nothing to drop", { "content-type": "text/plain", "x-app": "1" }, { "content-type": "text/plain", "x-app": "1" }],
     [
@@ -94,7 +94,7 @@ describe("dropResponseHopHeaders (RFC 9110 7.6.1: an instance's hop-by-hop heade
     ["a Connection value that is not a header name is ignored", { connection: "x y, ,", "x-app": "1" }, { "x-app": "1" }],
   ])("%s", (_name, given, expected) => {
     const headers = new Headers(given);
-    dropResponseHopHeaders(headers);
+    dropHopByHopHeaders(headers);
     expect(Object.fromEntries(headers.entries())).toEqual(expected);
   });
 });
