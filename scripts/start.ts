@@ -39,32 +39,35 @@ process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
 server.process.on("exit", (code) => process.exit(code ?? 0));
 
-try {
-  const demo = await seedDemo(server.url, readDevVar("OPERATOR_TOKEN"));
-  console.log(`
-────────────────────────────────────────────────────────────────────────
- Control plane running at ${server.url}
-
- Console:   ${server.url}/console
- Login:     ${demo.email} / ${demo.password}
- API docs:  ${server.url}/docs
+// The banner always comes, with "Press Ctrl+C to stop." as its last line: a demo account that
+// could not be seeded is said in it, and the Worker goes on serving.
+const demo = await seedDemo(server.url, readDevVar("OPERATOR_TOKEN")).catch((err: Error) => err);
+const demoLines =
+  demo instanceof Error
+    ? ` The demo account could not be seeded: ${demo.message}
+ Sign up in the console instead; the next start tries the demo account again.`
+    : ` Login:     ${demo.email} / ${demo.password}
 
 API token: ${demo.token}
 Database: ${demo.databaseId}
 
  Start an export (the reply holds the signed download link):
-   curl -sS -X POST -H "Authorization: Bearer ${demo.token}" ${server.url}/api/v1/dbs/${demo.databaseId}/export
+   curl -sS -X POST -H "Authorization: Bearer ${demo.token}" ${server.url}/api/v1/dbs/${demo.databaseId}/export`;
+console.log(`
+────────────────────────────────────────────────────────────────────────
+ Control plane running at ${server.url}
+
+ Console:   ${server.url}/console
+ API docs:  ${server.url}/docs
+${demoLines}
 
  ${engine.status}
 ${forge ? ` Dev forge: ${forge.url} serves the git repositories under ${forge.root}/<owner>/<repo>` : ""}
 ${forge?.sample ? ` Sample app repository: ${forge.sample} (Apps -> New app, then Deploy)` : ""}
 ${forge ? ` Deploy on push: the dev forge sends a push webhook for each new commit to the hooks added with POST ${forge.url}/api/v1/repos/<owner>/<repo>/hooks (README, "Deploy on push")` : ""}
 ${dns ? ` ${dns.status}` : ""}
-${demo.balance !== null ? ` Demo wallet: ${demo.balance.toLocaleString("en-US")} DA (credit more with the operator route, see the README)` : ""}
+${!(demo instanceof Error) && demo.balance !== null ? ` Demo wallet: ${demo.balance.toLocaleString("en-US")} DA (credit more with the operator route, see the README)` : ""}
 
  Press Ctrl+C to stop.
 ────────────────────────────────────────────────────────────────────────
 `);
-} catch (err) {
-  console.error(`The Worker started but the demo account could not be seeded: ${(err as Error).message}`);
-}

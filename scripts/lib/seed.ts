@@ -95,11 +95,27 @@ export async function seedDemo(base: string, operatorToken?: string): Promise<De
   const databaseId =
     databases.find((d) => d.name === DEMO_DATABASE)?.id ??
     (await api.ok<{ id: string }>("POST", "/console/api/databases", { name: DEMO_DATABASE })).id;
-  await api.ok("POST", `/console/api/databases/${databaseId}/sql`, { sql: DEMO_SQL });
+  if (!(await holdsDemoSchema(api, databaseId))) await api.ok("POST", `/console/api/databases/${databaseId}/sql`, { sql: DEMO_SQL });
 
   const started = new Date().toISOString().slice(0, 16).replace("T", " ");
   const { token } = await api.ok<{ token: string }>("POST", "/console/api/tokens", { name: `npm start ${started}` });
   return { email: DEMO_EMAIL, password: DEMO_PASSWORD, token, databaseId, balance: operatorToken ? await seedCredit(base, api, operatorToken) : null };
+}
+
+/** Every schema object DEMO_SQL creates. */
+const DEMO_SCHEMA = ["customers", "customers_name_idx", "audit_log", "customers_audit", "big_spenders", "order items"];
+
+/**
+ * Whether the demo database already holds the sample's schema. A later start then sends no schema
+ * change at all: one would be refused while an export of the database is still running (the
+ * previous start's, say, stopped midway with its snapshot kept for a resume).
+ */
+async function holdsDemoSchema(api: Console, databaseId: string): Promise<boolean> {
+  const names = DEMO_SCHEMA.map((n) => `'${n.replace(/'/g, "''")}'`).join(", ");
+  const { results } = await api.ok<{ results: { rows: unknown[][] }[] }>("POST", `/console/api/databases/${databaseId}/sql`, {
+    sql: `SELECT count(*) FROM sqlite_master WHERE name IN (${names})`,
+  });
+  return results[0]?.rows[0]?.[0] === DEMO_SCHEMA.length;
 }
 
 /** Credits the demo wallet through the operator route unless it was credited before; its balance. */

@@ -17,11 +17,6 @@ async function npmStart(port: number, persistTo: string) {
   let out = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (out += d));
-  const deadline = Date.now() + 120_000;
-  while (!/Press Ctrl\+C to stop/.test(out)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`no banner:\n${out}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
   // Ctrl+C, as a person stops it; the whole group is killed if it is still there 20 s later.
   const stop = () =>
     new Promise<void>((ok) => {
@@ -35,6 +30,15 @@ async function npmStart(port: number, persistTo: string) {
       });
       try { process.kill(-child.pid!, "SIGINT"); } catch { ok(); }
     });
+  const started = Date.now();
+  while (!/Press Ctrl\+C to stop/.test(out)) {
+    if (Date.now() - started > 120_000 || child.exitCode !== null) {
+      // Stopped as a person would, so no wrangler outlives the failure and holds its ports.
+      await stop();
+      throw new Error(`no banner after ${Math.round((Date.now() - started) / 1000)} s (exit code ${child.exitCode}):\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
   return { out, stop };
 }
 
