@@ -7,6 +7,7 @@
  * its digits in full, which round-trip bit for bit (see `literal`).
  */
 
+import { release } from "../lib/release";
 import { JOURNAL_PREFIX, readJournalPlan, type TablePlan } from "./journal-plan";
 
 /** Rows asked for per query at most; a batch also stops early at DUMP_CHUNK_CHARS. */
@@ -379,6 +380,8 @@ export class DumpCursor {
   readonly #pieces: Generator<DumpText, void, undefined>;
   readonly #options: DumpCursorOptions;
   readonly #encoder = new TextEncoder();
+  /** The last piece handed out: the reader has it by the time it asks again (see read). */
+  #handedOut: Uint8Array | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #ended = false;
   #failure: Error | undefined;
@@ -391,6 +394,9 @@ export class DumpCursor {
 
   /** The next piece, about DUMP_READ_CHARS long; null once the dump has all been read. */
   read(): DumpPiece | null {
+    // The reader asks for one piece at a time (dump-stream.ts), so the last one has been sent over
+    // RPC, copied, by now: its buffer is freed here rather than at some later collection.
+    this.#releaseHandedOut();
     if (this.#failure) throw this.#failure;
     if (this.#ended) return null;
     const parts: string[] = [];
@@ -412,7 +418,14 @@ export class DumpCursor {
       throw err;
     }
     if (!this.#ended) this.#arm();
-    return parts.length === 0 && this.#ended ? null : { bytes: this.#encoder.encode(parts.join("")), next };
+    if (parts.length === 0 && this.#ended) return null;
+    this.#handedOut = this.#encoder.encode(parts.join(""));
+    return { bytes: this.#handedOut, next };
+  }
+
+  #releaseHandedOut(): void {
+    if (this.#handedOut) release(this.#handedOut.buffer);
+    this.#handedOut = undefined;
   }
 
   /** Ends the dump early (the reader cancelled); safe to call more than once. */

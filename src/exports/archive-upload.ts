@@ -1,5 +1,6 @@
 import { DUMP_START, type DumpPosition } from "../databases/dump";
 import { nextTurn } from "../lib/event-loop";
+import { release } from "../lib/release";
 import { Sha256 } from "../lib/sha256";
 import type { ExportProgress, TrackedObject } from "./progress";
 
@@ -104,7 +105,8 @@ export async function stageStretch(
   let staging = from.staging && { ...from.staging, parts: [...from.staging.parts] };
   let upload = staging && target.bucket.resumeMultipartUpload(stagingKey, staging.uploadId);
   let rest: Uint8Array | undefined;
-  const parts = fixedParts(prepend(carried, hashed), target.partBytes);
+  // The pieces are the archive's own (gzip's output, the carry read back): freed once copied.
+  const parts = fixedParts(prepend(carried, hashed), target.partBytes, undefined, { release: true });
   try {
     for await (const part of parts) {
       if (part.byteLength < target.partBytes) {
@@ -247,17 +249,26 @@ function prepend(head: Uint8Array, rest: ReadableStream<Uint8Array>): ReadableSt
  * trail of part-sized garbage behind it: a yielded part stays intact until the part after the
  * next one is asked for (the caller holds at most two at once and is done with the older one by
  * then). The last, shorter part is a copy of its own.
+ *
+ * With `release`, the stream's pieces are freed once copied (release.ts), for pieces nobody else
+ * holds. Pieces may share a buffer (zlib hands out slices of one output buffer until it is full,
+ * then takes a new one), so a buffer is freed when a piece from another buffer comes, and the
+ * last one at the end: by then every piece of it has been copied.
  */
 export async function* fixedParts(
   bytes: ReadableStream<Uint8Array>,
   partBytes: number,
   onChunk: (chunk: Uint8Array) => Promise<void> = async () => {},
+  options: { release?: boolean } = {},
 ): AsyncGenerator<Uint8Array<ArrayBuffer>, void, undefined> {
   const buffers: Uint8Array<ArrayBuffer>[] = [];
   let turn = 0;
   let part: Uint8Array<ArrayBuffer> | undefined;
   let filled = 0;
+  let copied: ArrayBufferLike | undefined;
   for await (const chunk of bytes) {
+    if (options.release && copied !== undefined && chunk.buffer !== copied) release(copied);
+    copied = chunk.buffer;
     await onChunk(chunk);
     let offset = 0;
     while (offset < chunk.byteLength) {
@@ -274,5 +285,6 @@ export async function* fixedParts(
       }
     }
   }
+  if (options.release && copied !== undefined) release(copied);
   if (part && filled > 0) yield part.slice(0, filled);
 }

@@ -10,14 +10,19 @@
  */
 import { createGzip } from "node:zlib";
 import { nextTurn } from "../lib/event-loop";
+import { ownsBuffer, release } from "../lib/release";
 
 /** gzip level: zlib's default, the one `gzip` and CompressionStream use. */
 export const GZIP_LEVEL = 6;
 /** Output piece size. */
 const GZIP_CHUNK_BYTES = 64 * 1024;
 
-/** The gzip of `input`, produced as the reader reads. */
-export function gzipStream(input: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+/**
+ * The gzip of `input`, produced as the reader reads. With `releaseInput`, each input piece that
+ * spans its own buffer is freed once zlib has taken it in (release.ts): for input nobody else
+ * holds, such as the pieces of a dump, fresh from the database object.
+ */
+export function gzipStream(input: ReadableStream<Uint8Array>, options: { releaseInput?: boolean } = {}): ReadableStream<Uint8Array> {
   const source = input.getReader();
   const gzip = createGzip({ level: GZIP_LEVEL, chunkSize: GZIP_CHUNK_BYTES });
   let produced = false;
@@ -45,6 +50,7 @@ export function gzipStream(input: ReadableStream<Uint8Array>): ReadableStream<Ui
           }
           const written = new Promise<void>((resolve, reject) => gzip.write(value, (err) => (err ? reject(err) : resolve())));
           await Promise.race([written, failed]);
+          if (options.releaseInput && ownsBuffer(value)) release(value.buffer);
           // zlib's callbacks come as microtasks: without a turn of the event loop per piece, one
           // export would keep every other request of the isolate waiting until it ended.
           await nextTurn();

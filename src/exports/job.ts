@@ -117,7 +117,7 @@ async function runInvocation(env: Env, job: ExportJobMessage, target: ArchiveTar
       dumpId = await db.openDump({ lease: job.exportId, maxJournalBytes: getConfig(env).EXPORT_JOURNAL_MAX_BYTES });
     }
     const dump = dumpStream(db, { id: dumpId, stopAfterBytes: budget });
-    const stretch = await stageStretch(target, staging, progress, gzipStream(dump), () => dump.stretch.next);
+    const stretch = await stageStretch(target, staging, progress, gzipStream(dump, { releaseInput: true }), () => dump.stretch.next);
     if ("archive" in stretch) return finished(target, stretch, spent);
     budget -= dump.stretch.bytes;
     progress = stretch.progress;

@@ -127,6 +127,41 @@ describe("fixedParts", () => {
   });
 });
 
+describe("fixedParts with release", () => {
+  it("frees each source buffer once every piece of it is copied, pieces that share a buffer included", async () => {
+    // Two buffers handed out in slices, as zlib does with its output, then one piece of its own.
+    const first = new Uint8Array([1, 2, 3, 4, 5, 6]);
+    const second = new Uint8Array([7, 8, 9, 10]);
+    const own = new Uint8Array([11, 12, 13]);
+    const pieces = [first.subarray(0, 2), first.subarray(2, 6), second.subarray(0, 1), second.subarray(1, 4), own];
+    const detachedWhenSeen: boolean[] = [];
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        pieces.forEach((p) => controller.enqueue(p));
+        controller.close();
+      },
+    });
+    const parts: number[][] = [];
+    for await (const part of fixedParts(stream, 5, async () => void detachedWhenSeen.push(first.buffer.byteLength === 0), { release: true })) parts.push(Array.from(part));
+    expect(parts).toEqual([[1, 2, 3, 4, 5], [6, 7, 8, 9, 10], [11, 12, 13]]);
+    // The first buffer stays whole while its slices are read, and is freed once the next buffer's piece comes.
+    expect(detachedWhenSeen).toEqual([false, false, true, true, true]);
+    expect([first.buffer.byteLength, second.buffer.byteLength, own.buffer.byteLength]).toEqual([0, 0, 0]);
+  });
+
+  it("leaves the pieces alone without it", async () => {
+    const piece = new Uint8Array([1, 2, 3]);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(piece);
+        controller.close();
+      },
+    });
+    for await (const _ of fixedParts(stream, 5)) void _;
+    expect(Array.from(piece)).toEqual([1, 2, 3]);
+  });
+});
+
 describe("stageStretch and copyStretch", () => {
   it("put a small archive in one go with its hash and size", async () => {
     const key = `test/${crypto.randomUUID()}.gz`;

@@ -102,4 +102,29 @@ describe("gzip stream", () => {
     });
     await expect(bytesOf(gzipStream(input))).rejects.toThrow("the dump broke");
   });
+
+  it("with releaseInput frees each input piece that spans its own buffer once zlib has it, and gives the same bytes", async () => {
+    const input = textBytes(300_000);
+    const pieces: Uint8Array[] = [];
+    const windowed = new Uint8Array(10_000);
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const offset = pieces.length * 65_536;
+        if (offset >= input.byteLength) {
+          // A window into a larger buffer is not the stream's to free.
+          controller.enqueue(windowed.subarray(0, 100));
+          return controller.close();
+        }
+        const piece = input.slice(offset, offset + 65_536);
+        pieces.push(piece);
+        controller.enqueue(piece);
+      },
+    }, { highWaterMark: 0 });
+    const gz = await bytesOf(gzipStream(stream, { releaseInput: true }));
+    const expected = new Uint8Array(input.byteLength + 100);
+    expected.set(input);
+    expect(same(new Uint8Array(gunzipSync(gz)), expected)).toBe(true);
+    expect(pieces.map((p) => p.buffer.byteLength)).toEqual(pieces.map(() => 0));
+    expect(windowed.buffer.byteLength).toBe(10_000);
+  });
 });
