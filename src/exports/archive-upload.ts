@@ -245,10 +245,10 @@ function prepend(head: Uint8Array, rest: ReadableStream<Uint8Array>): ReadableSt
 
 /**
  * Cuts a byte stream into parts of exactly `partBytes` (the last may be shorter), passing every
- * chunk to `onChunk` first. Two part buffers take turns, so a large archive does not leave a
- * trail of part-sized garbage behind it: a yielded part stays intact until the part after the
- * next one is asked for (the caller holds at most two at once and is done with the older one by
- * then). The last, shorter part is a copy of its own.
+ * chunk to `onChunk` first. Every full part is the same buffer, filled again, so a large archive
+ * leaves no trail of part-sized garbage behind it: a yielded part stays intact until the next
+ * part is asked for (the caller uploads it, awaited, before asking). The last, shorter part is a
+ * copy of its own.
  *
  * With `release`, the stream's pieces are freed once copied (release.ts), for pieces nobody else
  * holds. Pieces may share a buffer (zlib hands out slices of one output buffer until it is full,
@@ -261,8 +261,6 @@ export async function* fixedParts(
   onChunk: (chunk: Uint8Array) => Promise<void> = async () => {},
   options: { release?: boolean } = {},
 ): AsyncGenerator<Uint8Array<ArrayBuffer>, void, undefined> {
-  const buffers: Uint8Array<ArrayBuffer>[] = [];
-  let turn = 0;
   let part: Uint8Array<ArrayBuffer> | undefined;
   let filled = 0;
   let copied: ArrayBufferLike | undefined;
@@ -272,16 +270,14 @@ export async function* fixedParts(
     await onChunk(chunk);
     let offset = 0;
     while (offset < chunk.byteLength) {
-      part ??= buffers[turn % 2] ??= new Uint8Array(partBytes);
+      part ??= new Uint8Array(partBytes);
       const take = Math.min(partBytes - filled, chunk.byteLength - offset);
       part.set(chunk.subarray(offset, offset + take), filled);
       filled += take;
       offset += take;
       if (filled === partBytes) {
         yield part;
-        part = undefined;
         filled = 0;
-        turn++;
       }
     }
   }

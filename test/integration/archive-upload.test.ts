@@ -107,22 +107,25 @@ describe("fixedParts", () => {
     expect(seen).toEqual([3, 1, 7, 2, 9]);
   });
 
-  it("takes turns between two buffers: a part is intact until the part after next is asked for", async () => {
+  it("fills one buffer again for every full part: a part is intact until the next one is asked for", async () => {
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
-        for (let i = 0; i < 4; i++) controller.enqueue(new Uint8Array(4).fill(i));
+        for (let i = 0; i < 3; i++) controller.enqueue(new Uint8Array(4).fill(i));
+        controller.enqueue(new Uint8Array(2).fill(3));
         controller.close();
       },
     });
     const parts = fixedParts(stream, 4);
     const first = (await parts.next()).value!;
+    expect(Array.from(first)).toEqual([0, 0, 0, 0]);
     const second = (await parts.next()).value!;
-    expect([Array.from(first), Array.from(second)]).toEqual([[0, 0, 0, 0], [1, 1, 1, 1]]);
-    const third = (await parts.next()).value!;
-    expect(third.buffer).toBe(first.buffer);
+    expect(second.buffer).toBe(first.buffer);
     expect(Array.from(second)).toEqual([1, 1, 1, 1]);
-    expect(Array.from(third)).toEqual([2, 2, 2, 2]);
-    expect((await parts.next()).value!.buffer).toBe(second.buffer);
+    expect(Array.from((await parts.next()).value!)).toEqual([2, 2, 2, 2]);
+    // The last, shorter part is a copy of its own.
+    const last = (await parts.next()).value!;
+    expect(last.buffer).not.toBe(first.buffer);
+    expect(Array.from(last)).toEqual([3, 3]);
     expect((await parts.next()).done).toBe(true);
   });
 });
