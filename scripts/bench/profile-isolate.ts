@@ -23,7 +23,7 @@ const { values } = parseArgs({ options: { size: { type: "string", default: "50MB
 const shape = values.shape as Shape;
 if (!(SHAPES as readonly string[]).includes(shape)) throw new Error(`--shape takes ${SHAPES.join(", ")}`);
 const dir = mkdtempSync(join(tmpdir(), "control-plane-isolate-"));
-const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0" } });
+const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0", RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_BURST: "1000000" } });
 const MB = 1e6;
 try {
   const account = await createAccount(server.url, "isolate@example.com");

@@ -13,10 +13,11 @@ import { JOURNAL_PREFIX, readJournalPlan, type TablePlan } from "./journal-plan"
 /** Rows asked for per query at most; a batch also stops early at DUMP_CHUNK_CHARS. */
 export const DUMP_BATCH_ROWS = 500;
 /**
- * A chunk is handed on once it holds about this many characters (one row may exceed it). Kept
- * under V8's large-object size (128 KB) for ASCII text: a chunk's string then dies young, where
- * collecting it is cheap and frequent, instead of piling up in the old generation until a full
- * collection, as 256K-character chunks did during a long export.
+ * A chunk holds at most this many characters, unless one row alone is longer: it ends at the row
+ * that fills it, or before a row that would take it past. Kept under V8's large-object size
+ * (128 KB) for ASCII text: a chunk's string then dies young, where collecting it is cheap and
+ * frequent, instead of piling up in the old generation until a full collection, as
+ * 256K-character chunks did during a long export.
  */
 export const DUMP_CHUNK_CHARS = 120 * 1024;
 
@@ -191,7 +192,8 @@ interface PageText {
 }
 
 /**
- * One page read a row at a time: the chunk ends at the row that fills it. The rest of a full page
+ * One page read a row at a time: the chunk ends at the row that fills it, or before a row that
+ * would take it past DUMP_CHUNK_CHARS (a row alone may exceed it). The rest of a full page
  * is read through, not left: an unfinished statement would keep SQLite from dropping the snapshot
  * journal's tables when the dump ends.
  */
@@ -202,7 +204,13 @@ function readRowByRow(sql: SqlStorage, query: string, prefix: string, keyCount: 
   let after: string[] | null = null;
   for (const row of sql.exec(query).raw()) {
     if (full) continue;
-    text += `${prefix}${row[0] as string});\n`;
+    const insert = `${prefix}${row[0] as string});\n`;
+    // A row that would take the chunk past its size starts the next one (unless it is the first).
+    if (text.length > 0 && text.length + insert.length > DUMP_CHUNK_CHARS) {
+      full = true;
+      continue;
+    }
+    text += insert;
     rows++;
     after = row.slice(1, 1 + keyCount) as string[];
     full = text.length >= DUMP_CHUNK_CHARS;
@@ -229,9 +237,18 @@ function readWholePage(sql: SqlStorage, query: string, width: number, prefix: st
   if (literals.length !== count || keyParts.length !== count * keyCount) throw new Error("A dump page's literals did not split into its rows.");
   let text = "";
   let rows = 0;
-  while (rows < count && text.length < DUMP_CHUNK_CHARS) text += `${prefix}${literals[rows++]});\n`;
+  let full = false;
+  while (rows < count && !full) {
+    const insert = `${prefix}${literals[rows]});\n`;
+    if (text.length > 0 && text.length + insert.length > DUMP_CHUNK_CHARS) full = true;
+    else {
+      text += insert;
+      rows++;
+      full = text.length >= DUMP_CHUNK_CHARS;
+    }
+  }
   const after = keyCount === 0 ? [] : keyParts.slice((rows - 1) * keyCount, rows * keyCount);
-  return { text, rows, after, full: text.length >= DUMP_CHUNK_CHARS };
+  return { text, rows, after, full };
 }
 
 /** Rows the first page of a table asks for; later pages grow toward DUMP_BATCH_ROWS while rows are small. */
