@@ -2,7 +2,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { startDevDns } from "./scripts/dev-dns.ts";
 import { startFakeCloudflare } from "./test/fakes/fake-cloudflare.ts";
-import { startFakeDocker } from "./test/fakes/fake-docker.ts";
+import { startFakeDocker, startSilentEngine } from "./test/fakes/fake-docker.ts";
 import { startFakeForge } from "./test/fakes/fake-forge.ts";
 
 /** Unit and integration tests, run inside workerd with the Worker's real bindings. */
@@ -10,6 +10,8 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   // Worker tests reach a fake Docker Engine over real HTTP; unref'd so vitest can exit.
   const fakeDocker = await startFakeDocker({ unref: true });
+  // And an engine that takes the connection but never answers.
+  const silentEngine = await startSilentEngine({ unref: true });
   // The forge is outside the project: the Worker tests fetch repository archives from a stand-in.
   const forge = await startFakeForge();
   // DNS is outside the project too: custom-domain checks ask the DoH stand-in (records set per test).
@@ -24,6 +26,7 @@ export default defineConfig(async () => {
           bindings: {
             TEST_MIGRATIONS: migrations,
             RUNTIME_URL: fakeDocker.url,
+            SILENT_ENGINE_URL: silentEngine.url,
             FORGE_URL: forge.url,
             // The forge stand-in is on loopback, which deploys fetch from only with this on.
             ALLOW_LOCAL_SOURCES: "true",

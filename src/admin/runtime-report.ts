@@ -8,6 +8,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
 import { runtimeFromEnv } from "../runtime";
+import { DockerEngineError } from "../runtime/docker-client";
 import { RuntimeUnavailableError } from "../runtime/types";
 import { operatorAuth } from "./operator-auth";
 
@@ -22,6 +23,11 @@ export const runtimeReportRoutes = new Hono<AppEnv>().get("/runtime", operatorAu
     return c.json({ kind: c.get("config").RUNTIME_KIND, api_version: apiVersion, problems });
   } catch (error) {
     if (error instanceof RuntimeUnavailableError) throw new ApiError("ENGINE_UNAVAILABLE", error.message);
+    // An engine that refuses what any engine of this kind answers (`/info`, `/nodes`) is not one
+    // the Worker can use: the operator reads the engine's own words.
+    if (error instanceof DockerEngineError) {
+      throw new ApiError("ENGINE_UNAVAILABLE", `${error.message} Is RUNTIME_KIND (${c.get("config").RUNTIME_KIND}) right for this engine?`);
+    }
     throw error;
   }
 });

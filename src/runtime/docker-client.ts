@@ -26,12 +26,20 @@ export interface DockerRequest {
   accept?: number[];
   /** No time limit (builds and other long streams). */
   untimed?: boolean;
+  /** A time limit of its own instead of REQUEST_TIMEOUT_MS. */
+  timeoutMs?: number;
   /** Ends the request and its reply stream (a build's deadline). */
   signal?: AbortSignal;
 }
 
 /** Ordinary calls (create, stop with its grace period, inspect) finish well within this. */
 const REQUEST_TIMEOUT_MS = 60_000;
+/**
+ * `GET /_ping` does no work on the engine's side: one that takes longer than this is as good as
+ * down, and saying so early keeps the operator's report (and the first call of each client) from
+ * hanging for a whole REQUEST_TIMEOUT_MS.
+ */
+export const PING_TIMEOUT_MS = 10_000;
 
 export class DockerEngineClient {
   private readonly base: string;
@@ -45,7 +53,7 @@ export class DockerEngineClient {
 
   /** The engine's API version from `GET /_ping` (header `Api-Version`); asks again each call. */
   async ping(): Promise<string> {
-    const res = await this.send("GET", `${this.base}/_ping`, {});
+    const res = await this.send("GET", `${this.base}/_ping`, { timeoutMs: PING_TIMEOUT_MS });
     await res.arrayBuffer();
     const version = res.headers.get("Api-Version");
     if (!version || !/^\d+\.\d+$/.test(version)) {
@@ -93,7 +101,7 @@ export class DockerEngineClient {
     }
     // Node's fetch requires `duplex: "half"` for a stream body; workerd ignores the field.
     const init = { method, headers, body, ...(req.stream ? { duplex: "half" } : {}) } as RequestInit;
-    const signals = [...(req.untimed ? [] : [AbortSignal.timeout(REQUEST_TIMEOUT_MS)]), ...(req.signal ? [req.signal] : [])];
+    const signals = [...(req.untimed ? [] : [AbortSignal.timeout(req.timeoutMs ?? REQUEST_TIMEOUT_MS)]), ...(req.signal ? [req.signal] : [])];
     if (signals.length > 0) init.signal = signals.length === 1 ? signals[0] : AbortSignal.any(signals);
     let res: Response;
     try {

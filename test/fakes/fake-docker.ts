@@ -80,6 +80,15 @@ export interface FakeDocker {
 }
 
 /** Starts the fake. `unref`: do not keep the Node process alive (e.g. when started by vitest's config). */
+/** An address that takes connections and never answers: an engine that hangs. */
+export async function startSilentEngine(options: { unref?: boolean } = {}): Promise<{ url: string }> {
+  const server = createServer(() => {});
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  if (options.unref) server.unref();
+  const address = server.address();
+  return { url: `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}` };
+}
+
 export async function startFakeDocker(options: { unref?: boolean } = {}): Promise<FakeDocker> {
   const engine = new FakeEngine(options.unref === true);
   const server = createServer((req, res) => {

@@ -49,4 +49,24 @@ describe("GET /admin/api/runtime", () => {
     expect(body.code).toBe("ENGINE_UNAVAILABLE");
     expect(body.error).toMatch(/^The container engine .*\(GET \/_ping\)\.$/);
   });
+
+  it("answers 503 within the ping's time limit when the engine takes the connection but never answers", async () => {
+    // The test's own limit (40 s) is below an ordinary engine call's 60 s: the ping's limit answers first.
+    const res = await report({ RUNTIME_URL: env.SILENT_ENGINE_URL });
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { code: string; error: string };
+    expect(body).toMatchObject({ code: "ENGINE_UNAVAILABLE", error: "The container engine did not answer in time (GET /_ping)." });
+  }, 40_000);
+
+  it("answers 503 naming what the engine refused when it is not the kind RUNTIME_KIND says, with no secret in it", async () => {
+    // The fake engine is one plain engine with no swarm endpoints: it refuses the swarm's `/info`.
+    const res = await report({ RUNTIME_KIND: "swarm", REGISTRY: "registry.example:5000", REGISTRY_USERNAME: "robot", REGISTRY_PASSWORD: "registry-secret-value" });
+    expect(res.status).toBe(503);
+    const text = await res.text();
+    const body = JSON.parse(text) as { code: string; error: string };
+    expect(body.code).toBe("ENGINE_UNAVAILABLE");
+    expect(body.error).toMatch(/^The container engine refused GET \/v[\d.]+\/info with 404: .* Is RUNTIME_KIND \(swarm\) right for this engine\?$/);
+    expect(text).not.toContain("registry-secret-value");
+    expect(text).not.toContain(env.OPERATOR_TOKEN!);
+  });
 });
