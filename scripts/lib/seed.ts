@@ -102,8 +102,8 @@ export async function seedDemo(base: string, operatorToken?: string): Promise<De
   return { email: DEMO_EMAIL, password: DEMO_PASSWORD, token, databaseId, balance: operatorToken ? await seedCredit(base, api, operatorToken) : null };
 }
 
-/** Every schema object DEMO_SQL creates. */
-const DEMO_SCHEMA = ["customers", "customers_name_idx", "audit_log", "customers_audit", "big_spenders", "order items"];
+/** Every schema object DEMO_SQL creates, read from its CREATE statements. */
+const DEMO_SCHEMA = [...DEMO_SQL.matchAll(/CREATE (?:TABLE|INDEX|TRIGGER|VIEW) IF NOT EXISTS (?:"([^"]+)"|(\w+))/g)].map((m) => m[1] ?? m[2]!);
 
 /**
  * Whether the demo database already holds the sample's schema. A later start then sends no schema

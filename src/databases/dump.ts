@@ -191,6 +191,11 @@ interface PageText {
   full: boolean;
 }
 
+/** Whether `insert` would take the chunk `text` past DUMP_CHUNK_CHARS: it then starts the next chunk (a first row always fits). */
+function overflows(text: string, insert: string): boolean {
+  return text.length > 0 && text.length + insert.length > DUMP_CHUNK_CHARS;
+}
+
 /**
  * One page read a row at a time: the chunk ends at the row that fills it, or before a row that
  * would take it past DUMP_CHUNK_CHARS (a row alone may exceed it). The rest of a full page
@@ -205,8 +210,7 @@ function readRowByRow(sql: SqlStorage, query: string, prefix: string, keyCount: 
   for (const row of sql.exec(query).raw()) {
     if (full) continue;
     const insert = `${prefix}${row[0] as string});\n`;
-    // A row that would take the chunk past its size starts the next one (unless it is the first).
-    if (text.length > 0 && text.length + insert.length > DUMP_CHUNK_CHARS) {
+    if (overflows(text, insert)) {
       full = true;
       continue;
     }
@@ -240,7 +244,7 @@ function readWholePage(sql: SqlStorage, query: string, width: number, prefix: st
   let full = false;
   while (rows < count && !full) {
     const insert = `${prefix}${literals[rows]});\n`;
-    if (text.length > 0 && text.length + insert.length > DUMP_CHUNK_CHARS) full = true;
+    if (overflows(text, insert)) full = true;
     else {
       text += insert;
       rows++;
