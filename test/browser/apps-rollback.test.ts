@@ -61,7 +61,9 @@ describe("deploy history and rollback in Chromium", () => {
     expect(await older.locator("[data-commit]").textContent()).toContain("Version one of the page");
     expect(await newer.getByRole("button", { name: /^Roll back/ }).count()).toBe(0);
     await screenshot(page, "rollback-01-history");
-    await page.goto(`http://${name}.localhost:${stack.worker.port}/`);
+    // The app's page carries Last-Modified (busybox httpd gives the file's time, the commit's), so
+    // Chromium may keep it a few seconds by heuristic freshness: each visit names its own query.
+    await page.goto(`http://${name}.localhost:${stack.worker.port}/?visit=before-rollback`);
     await page.getByRole("heading", { name: `Version two ${run}` }).waitFor();
 
     await page.goto(appUrl);
@@ -81,7 +83,7 @@ describe("deploy history and rollback in Chromium", () => {
     }, { timeout: 60_000 }).toBe("live");
     await screenshot(page, "rollback-03-live");
 
-    await page.goto(`http://${name}.localhost:${stack.worker.port}/`);
+    await page.goto(`http://${name}.localhost:${stack.worker.port}/?visit=after-rollback`);
     await page.getByRole("heading", { name: `Version one ${run}` }).waitFor();
     await screenshot(page, "rollback-04-served");
     expect(cspViolations).toEqual([]);
