@@ -37,14 +37,19 @@ try {
   let work: () => Promise<unknown>;
   const route = values.route!;
   if (route === "start") {
+    // Every start needs a database of its own (one export per database): the warm-up and the
+    // profiled run take 100 each.
     const ids: string[] = [];
-    for (let i = 0; i < 100; i++) ids.push(await createDatabase(account, `p${i}`));
-    work = () =>
-      runLoad({
+    for (let i = 0; i < 200; i++) ids.push(await createDatabase(account, `p${i}`));
+    let round = 0;
+    work = () => {
+      const offset = 100 * round++;
+      return runLoad({
         clients: 50,
         requestsPerClient: 2,
-        next: (c, i) => ({ method: "POST", url: `${base}/api/v1/dbs/${ids[c * 2 + i]}/export`, headers: { Authorization: `Bearer ${account.token}` } }),
+        next: (c, i) => ({ method: "POST", url: `${base}/api/v1/dbs/${ids[offset + c * 2 + i]}/export`, headers: { Authorization: `Bearer ${account.token}` } }),
       });
+    };
   } else if (route === "healthz") {
     work = () => wrk({ url: `${base}/healthz`, connections: 20, seconds });
   } else {
