@@ -5,6 +5,7 @@ import { exports } from "../db/schema";
 import { deleteDatabaseQuery } from "../databases/records";
 import { deleteObjects, insertOwed, owedDeletions, settle } from "./cleanup";
 import { IN_FLIGHT } from "./export-state";
+import { TtlCache } from "../lib/ttl-cache";
 
 /**
  * The one owner of export records: every query of the D1 `exports` table, and where an export's
@@ -47,11 +48,13 @@ const byRef = (ref: ExportRef) => and(eq(exports.id, ref.exportId), eq(exports.d
 /** Records a new `pending` export. */
 export async function insertPendingExport(env: Env, ref: ExportRef, createdAt: number, deadlineAt: number): Promise<void> {
   await database(env).insert(exports).values({ id: ref.exportId, databaseId: ref.databaseId, status: "pending", createdAt, deadlineAt });
+  forgetExport(ref);
 }
 
 /** Removes an export whose job could not be queued, as if it had never been accepted. */
 export async function withdrawExport(env: Env, ref: ExportRef): Promise<void> {
   await database(env).delete(exports).where(byRef(ref));
+  forgetExport(ref);
 }
 
 /** One export of a database, or null when it is missing or another database's. */
@@ -62,10 +65,37 @@ export async function findExport(env: Env, ref: ExportRef): Promise<ExportRecord
 /** What a download link's poll reads of its export: the clock fields and the archive's size and hash. */
 export type DownloadRecord = Pick<ExportRecord, "status" | "finishedAt" | "deadlineAt" | "sizeBytes" | "sha256">;
 
-/** The few columns a poll of a download link needs (not the checkpoint of a running export). */
-export async function findExportForDownload(env: Env, ref: ExportRef): Promise<DownloadRecord | null> {
+/**
+ * What polls of download links read is kept per isolate for RECORD_KEEP_MS of real time, so a link
+ * polled hard (a busy loop, or many clients sharing one link) costs one D1 read a second per
+ * isolate, not one per poll. Every write below forgets the records it touches, so this isolate
+ * sees its own writes at once; another isolate's write shows here within RECORD_KEEP_MS (a poll
+ * may say `pending` for that long after the export began running or became ready, which the
+ * client's next poll corrects). The clock's rules (deadline, retention) are applied to the record
+ * at each poll (observedStatus), so they hold to the millisecond whatever the record's age.
+ */
+export const RECORD_KEEP_MS = 1000;
+const downloadRecords = new TtlCache<DownloadRecord | null>(1000);
+const recordKey = (ref: ExportRef) => `${ref.databaseId}/${ref.exportId}`;
+
+function forgetExport(ref: ExportRef): void {
+  downloadRecords.delete(recordKey(ref));
+}
+
+/** Forgets every record this isolate keeps for polls: for a test that writes D1 as another isolate would, then waits out RECORD_KEEP_MS. */
+export function forgetDownloadRecords(): void {
+  downloadRecords.forget(() => true);
+}
+
+/** The few columns a poll of a download link needs (not the checkpoint of a running export); `fresh` reads D1 whatever is kept. */
+export async function findExportForDownload(env: Env, ref: ExportRef, options: { fresh?: boolean } = {}): Promise<DownloadRecord | null> {
+  const key = recordKey(ref);
+  const kept = options.fresh ? undefined : downloadRecords.get(key, Date.now());
+  if (kept !== undefined) return kept;
   const columns = { status: exports.status, finishedAt: exports.finishedAt, deadlineAt: exports.deadlineAt, sizeBytes: exports.sizeBytes, sha256: exports.sha256 };
-  return (await database(env).select(columns).from(exports).where(byRef(ref)).get()) ?? null;
+  const record = (await database(env).select(columns).from(exports).where(byRef(ref)).get()) ?? null;
+  downloadRecords.set(key, record, Date.now() + RECORD_KEEP_MS);
+  return record;
 }
 
 /** The newest exports of a database, newest first. */
@@ -105,6 +135,7 @@ export async function claimExport(env: Env, ref: ExportRef, now: number, attempt
     .set({ status: "running", startedAt: sql`coalesce(${exports.startedAt}, ${now})`, attempts })
     .where(and(byRef(ref), inArray(exports.status, IN_FLIGHT_STATUSES), gt(exports.deadlineAt, now)))
     .returning({ step: exports.step, progress: exports.progress, deadlineAt: exports.deadlineAt });
+  forgetExport(ref);
   return claimed[0] ?? null;
 }
 
@@ -119,6 +150,7 @@ export async function checkpointExport(env: Env, ref: ExportRef, step: number, p
     .set({ step: step + 1, progress, deadlineAt })
     .where(and(byRef(ref), eq(exports.status, "running"), eq(exports.step, step), gt(exports.deadlineAt, now)))
     .returning({ id: exports.id });
+  forgetExport(ref);
   return updated.length === 1;
 }
 
@@ -132,6 +164,7 @@ export async function markExportReady(env: Env, ref: ExportRef, archive: { size:
     .set({ status: "ready", finishedAt: now, sizeBytes: archive.size, sha256: archive.sha256, failureReason: null, progress: null })
     .where(and(byRef(ref), eq(exports.status, "running")))
     .returning({ id: exports.id });
+  forgetExport(ref);
   return updated.length === 1;
 }
 
@@ -146,6 +179,7 @@ export async function markExportFailed(env: Env, ref: ExportRef, reason: string,
     .set({ status: "failed", finishedAt: now, failureReason: reason.slice(0, MAX_REASON_CHARS), progress: null })
     .where(and(byRef(ref), inArray(exports.status, IN_FLIGHT_STATUSES)))
     .returning({ id: exports.id });
+  forgetExport(ref);
   if (failed.length === 0) return false;
   await deleteObjects(env, exportObjectKeys(ref), now);
   return true;
@@ -184,6 +218,8 @@ export async function markExpired(env: Env, exportIds: string[]): Promise<void> 
     .update(exports)
     .set({ status: "expired" })
     .where(and(inArray(exports.id, exportIds), eq(exports.status, "ready")));
+  const expired = new Set(exportIds);
+  downloadRecords.forget((key) => expired.has(key.slice(key.indexOf("/") + 1)));
 }
 
 /**
@@ -196,5 +232,6 @@ export async function deleteDatabaseAndArchives(env: Env, databaseId: string, no
   const refs = await db.select({ exportId: exports.id }).from(exports).where(eq(exports.databaseId, databaseId));
   const work = owedDeletions(refs.flatMap((r) => exportObjectKeys({ databaseId, exportId: r.exportId })));
   await db.batch([deleteDatabaseQuery(env, databaseId), ...insertOwed(env, work, now)]);
+  downloadRecords.forget((key) => key.startsWith(`${databaseId}/`));
   await settle(env, work);
 }

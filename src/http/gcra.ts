@@ -53,15 +53,46 @@ export function gcra(storedTat: number | null, nowMs: number, policy: RatePolicy
       resetSeconds: ceilSeconds(tat - now),
     };
   }
-  const next = tat + interval;
-  const headroom = tolerance - (next - now);
+  return passed(tat + interval, nowMs, policy);
+}
+
+/**
+ * The decision of a call that passed and left the caller's TAT at `tat` (Unix microseconds):
+ * the calls still passing at `nowMs` and the seconds until the whole burst is back.
+ */
+export function passed(tat: number, nowMs: number, policy: RatePolicy): GcraDecision {
+  const now = Math.round(nowMs * 1000);
+  const interval = emissionIntervalUs(policy);
+  const headroom = interval * (policy.burst - 1) - (tat - now);
   return {
     allowed: true,
-    tat: next,
-    remaining: headroom < 0 ? 0 : Math.floor(headroom / interval) + 1,
+    tat,
+    remaining: headroom < 0 ? 0 : Math.min(policy.burst, Math.floor(headroom / interval) + 1),
     retryAfterSeconds: 0,
-    resetSeconds: ceilSeconds(next - now),
+    resetSeconds: ceilSeconds(tat - now),
   };
+}
+
+/** The stored TAT once `refund` calls granted earlier (gcraGrant) and never spent are handed back. */
+export function refunded(storedTat: number | null, refund: number, policy: RatePolicy): number | null {
+  return storedTat === null || refund <= 0 ? storedTat : storedTat - refund * emissionIntervalUs(policy);
+}
+
+/** A decision for one call, and how many calls were granted with it (0 refused, else 1 to `count`). */
+export interface GcraGrant extends GcraDecision {
+  granted: number;
+}
+
+/**
+ * Decides one call as `gcra` does and, when it passes, grants up to `count - 1` more at once, as
+ * many as would still pass now: the TAT advances by every call granted. The decision (remaining,
+ * reset) is the first call's; the calls granted beyond it are spent later by whoever holds them.
+ */
+export function gcraGrant(storedTat: number | null, nowMs: number, policy: RatePolicy, count: number): GcraGrant {
+  const first = gcra(storedTat, nowMs, policy);
+  if (!first.allowed) return { ...first, granted: 0 };
+  const extra = Math.max(0, Math.min(Math.floor(count) - 1, first.remaining));
+  return { ...first, tat: first.tat + extra * emissionIntervalUs(policy), granted: 1 + extra };
 }
 
 /** Seconds for a caller who has spent the whole burst to have all of it back. */

@@ -2,11 +2,14 @@ import { DurableObject } from "cloudflare:workers";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context";
 import { ApiError } from "./errors";
-import { type GcraDecision, gcra, type RatePolicy, rateLimitHeaders, recoverySeconds } from "./gcra";
+import { type GcraDecision, type GcraGrant, gcra, gcraGrant, refunded, type RatePolicy, rateLimitHeaders, recoverySeconds } from "./gcra";
+import { CallLeases, LEASE_MAX } from "./rate-lease";
 
 const TAT_KEY = "tat";
 /** When (Unix ms, real time) the state may be dropped: a whole recovery after the last spend. */
 const DROP_KEY = "drop_at";
+/** An isolate never holds back more than a grant's largest size, so no refund is larger. */
+const MAX_REFUND = LEASE_MAX;
 
 /**
  * One per caller (named by the caller key): the GCRA state of the API's call-rate limit.
@@ -19,10 +22,15 @@ export class RateLimiter extends DurableObject<Env> {
 
   /**
    * Spends one call of this caller's allowance at `now` (Unix ms, from the Worker's injectable
-   * clock, so tests move it) under `policy`; a refused call spends nothing.
+   * clock, so tests move it) under `policy`, and grants up to `count - 1` more to be spent by the
+   * asking isolate (rate-lease.ts); first takes back `refund` calls granted earlier and never
+   * spent. A refused call spends nothing.
    */
-  async take(input: { now: number; policy: RatePolicy }): Promise<GcraDecision> {
-    const decision = gcra(this.ctx.storage.kv.get<number>(TAT_KEY) ?? null, input.now, input.policy);
+  async take(input: { now: number; policy: RatePolicy; count?: number; refund?: number }): Promise<GcraGrant> {
+    const before = this.ctx.storage.kv.get<number>(TAT_KEY) ?? null;
+    const stored = refunded(before, Math.min(Math.max(0, Math.floor(input.refund ?? 0)), MAX_REFUND), input.policy);
+    if (stored !== before) this.ctx.storage.kv.put(TAT_KEY, stored);
+    const decision = gcraGrant(stored, input.now, input.policy, input.count ?? 1);
     if (decision.allowed) {
       this.ctx.storage.kv.put(TAT_KEY, decision.tat);
       // Once a caller has been quiet long enough to have its whole burst back, its state says
@@ -74,6 +82,9 @@ export function limiterId(namespace: Env["RATE_LIMITER"], key: string): DurableO
   return id;
 }
 
+/** The calls this isolate holds, granted ahead by callers' objects (rate-lease.ts). */
+export const callLeases = new CallLeases();
+
 /** Names the caller a request is counted against, e.g. `account:<id>` or `ip:<address>`. */
 export type CallerKey = (c: Context<AppEnv>) => string | Promise<string>;
 
@@ -100,8 +111,8 @@ export function rateLimit(callerKey: CallerKey): MiddlewareHandler<AppEnv> {
     const config = c.get("config");
     const policy = { perMinute: config.RATE_LIMIT_PER_MINUTE, burst: config.RATE_LIMIT_BURST };
     const key = await callerKey(c);
-    const limiter = c.env.RATE_LIMITER.get(limiterId(c.env.RATE_LIMITER, key));
-    const decision = await limiter.take({ now: c.get("deps").now(), policy });
+    const limiter = () => c.env.RATE_LIMITER.get(limiterId(c.env.RATE_LIMITER, key));
+    const decision = await callLeases.spend(key, limiter, c.get("deps").now(), policy);
     const headers = rateLimitHeaders(decision, policy);
     if (!decision.allowed) {
       const wait = decision.retryAfterSeconds;

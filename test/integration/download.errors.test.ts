@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EXPORT_DLQ } from "../../src/exports/job-limits";
-import { archiveKey } from "../../src/exports/store";
+import { RECORD_KEEP_MS, archiveKey, claimExport } from "../../src/exports/store";
 import { sweepExpiredArchives } from "../../src/exports/retention";
 import { envWith } from "./api-helpers";
-import { deliver, pendingExport } from "./export-helpers";
+import { T0, deliver, pendingExport } from "./export-helpers";
 import { READY_AT, downloadClient, linkFor, readyExport } from "./download-helpers";
 
 const RETENTION_MS = Number(env.ARCHIVE_RETENTION_SECONDS) * 1000;
@@ -70,8 +70,26 @@ describe("download: export states", () => {
     expect(pending.res.status).toBe(503);
     expect(pending.res.headers.get("Retry-After")).toBe(env.PENDING_RETRY_AFTER_SECONDS);
     expect(pending.json()).toEqual({ success: false, error: expect.any(String), code: "export_pending", status: "pending" });
-    await env.DB.prepare("UPDATE exports SET status = 'running' WHERE id = ?").bind(exportId).run();
+    // The job's claim, written by this isolate (the job's own write forgets the kept record).
+    await claimExport(env, { databaseId, exportId }, Date.now(), 1);
     expect((await client.ask(url)).json()).toMatchObject({ code: "export_pending", status: "running" });
+  });
+
+  it("shows a change written by another isolate within RECORD_KEEP_MS, and the clock's rules at once", async () => {
+    const { databaseId, exportId } = await pendingExport();
+    const url = await linkFor(databaseId, exportId, T0, 7 * 86_400);
+    const client = downloadClient();
+    expect((await client.ask(url)).json()).toMatchObject({ code: "export_pending", status: "pending" });
+    // Another isolate (the job, elsewhere) moves the record: this isolate's kept copy still answers...
+    await env.DB.prepare("UPDATE exports SET status = 'running' WHERE id = ?").bind(exportId).run();
+    expect((await client.ask(url)).json()).toMatchObject({ code: "export_pending", status: "pending" });
+    // ...for no longer than RECORD_KEEP_MS of real time.
+    await new Promise((resolve) => setTimeout(resolve, RECORD_KEEP_MS + 50));
+    expect((await client.ask(url)).json()).toMatchObject({ code: "export_pending", status: "running" });
+    // The deadline is the clock's, applied to the kept copy: past it, 404 at once.
+    const record = await env.DB.prepare("SELECT deadline_at FROM exports WHERE id = ?").bind(exportId).first<{ deadline_at: number }>();
+    client.clock.now = record!.deadline_at;
+    expect((await client.ask(url)).json()).toMatchObject({ code: "NOT_FOUND" });
   });
 
   it("answers 404 identically for a missing export, another database's export and a failed export", async () => {
@@ -117,6 +135,18 @@ describe("download: export states", () => {
       expect(reply.res.status).toBe(500);
       if (init.method !== "HEAD") expect(reply.json()).toEqual({ success: false, error: expect.any(String), code: "INTERNAL_ERROR" });
     }
+  });
+
+  it("answers 404, not 500, when another isolate deleted the database after this one kept its ready record", async () => {
+    const { url, key, databaseId } = await readyExport();
+    const client = downloadClient();
+    expect((await client.ask(url)).res.status).toBe(200);
+    // As deleteDatabaseAndArchives does in another isolate: the record (and its exports) go, then the archive.
+    await env.DB.prepare("DELETE FROM databases WHERE id = ?").bind(databaseId).run();
+    await env.ARCHIVES.delete(key);
+    const reply = await client.ask(url);
+    expect(reply.res.status).toBe(404);
+    expect(reply.json()).toEqual({ success: false, error: expect.any(String), code: "NOT_FOUND" });
   });
 
   it.each([

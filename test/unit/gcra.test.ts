@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { emissionIntervalUs, gcra, type RatePolicy, rateLimitHeaders, recoverySeconds } from "../../src/http/gcra";
+import { emissionIntervalUs, gcra, gcraGrant, passed, type RatePolicy, rateLimitHeaders, recoverySeconds } from "../../src/http/gcra";
 
 // SPEC.md Limits, "Call rate": per caller; exceeding gives 429 RATE_LIMIT_EXCEEDED with a
 // Retry-After that is exactly when the next call will pass (issue 3).
@@ -106,5 +106,34 @@ describe("gcra", () => {
       "RateLimit-Policy": '"api";q=30;w=15',
       RateLimit: '"api";r=29;t=1',
     });
+  });
+
+  describe("gcraGrant: one call decided, up to count - 1 more granted with it", () => {
+    const policy = { perMinute: 60, burst: 5 };
+    it.each<[string, number | null, number, number, { allowed: boolean; granted: number; remaining: number }]>([
+      ["a fresh caller asking 3 gets 3; the decision is the first call's", null, 0, 3, { allowed: true, granted: 3, remaining: 4 }],
+      ["asking 1 is gcra itself", null, 0, 1, { allowed: true, granted: 1, remaining: 4 }],
+      ["never more than would still pass now", null, 0, 9, { allowed: true, granted: 5, remaining: 4 }],
+      ["two calls left: asking 4 gets 2", T0 * 1000 + 3_000_000, 0, 4, { allowed: true, granted: 2, remaining: 1 }],
+      ["none left: refused, nothing granted", T0 * 1000 + 5_000_000, 0, 4, { allowed: false, granted: 0, remaining: 0 }],
+    ])("%s", (_name, tat, at, count, expected) => {
+      const grant = gcraGrant(tat, T0 + at, policy, count);
+      expect({ allowed: grant.allowed, granted: grant.granted, remaining: grant.remaining }).toEqual(expected);
+      const single = gcra(tat, T0 + at, policy);
+      // The TAT moves one interval per call granted, from where a single call would leave it.
+      expect(grant.tat).toBe(grant.allowed ? single.tat + (grant.granted - 1) * emissionIntervalUs(policy) : single.tat);
+    });
+
+    it("a grant of n leaves the state n single calls would have left", () => {
+      let tat: number | null = null;
+      for (let i = 0; i < 4; i++) tat = gcra(tat, T0, policy).tat;
+      expect(gcraGrant(null, T0, policy, 4).tat).toBe(tat);
+    });
+  });
+
+  it("passed: a TAT left behind by time reports the whole burst, never more", () => {
+    const policy = { perMinute: 60, burst: 5 };
+    expect(passed(T0 * 1000 - 60_000_000, T0, policy)).toMatchObject({ allowed: true, remaining: 5, resetSeconds: 0 });
+    expect(passed(gcra(null, T0, policy).tat, T0, policy)).toEqual(gcra(null, T0, policy));
   });
 });

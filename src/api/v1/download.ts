@@ -8,6 +8,7 @@ import { type DownloadRecord, findExportForDownload } from "../../exports/store"
 import type { AppEnv } from "../../http/context";
 import { ApiError } from "../../http/errors";
 import { log } from "../../http/log";
+import { TtlCache } from "../../lib/ttl-cache";
 import { accountKey, addressCaller, type CallerKey, rateLimit } from "../../http/rate-limiter";
 import { errorEnvelope, errorReply, rateLimitedHeaders, retryAfter, uuidPathParam } from "./schemas";
 
@@ -50,10 +51,10 @@ export function signedLink(): MiddlewareHandler<AppEnv> {
 export const linkOwner: CallerKey = async (c) => {
   const databaseId = c.req.param("id")!;
   const now = c.get("deps").now();
-  let accountId = knownOwner(databaseId, now);
+  let accountId = owners.get(databaseId, now) ?? null;
   if (!accountId) {
     accountId = await ownerOfDatabase(c.env, databaseId);
-    if (accountId) rememberOwner(databaseId, accountId, now);
+    if (accountId) owners.set(databaseId, accountId, now + OWNER_TTL_MS);
   }
   return accountId ? accountKey(accountId) : addressCaller(c);
 };
@@ -64,21 +65,7 @@ export const linkOwner: CallerKey = async (c) => {
  * still counts its links against its former owner (they answer 404 either way).
  */
 const OWNER_TTL_MS = 60_000;
-const OWNERS_KEPT = 1000;
-const owners = new Map<string, { accountId: string; until: number }>();
-
-function knownOwner(databaseId: string, now: number): string | null {
-  const entry = owners.get(databaseId);
-  if (!entry) return null;
-  if (now < entry.until) return entry.accountId;
-  owners.delete(databaseId);
-  return null;
-}
-
-function rememberOwner(databaseId: string, accountId: string, now: number): void {
-  if (owners.size >= OWNERS_KEPT) owners.delete(owners.keys().next().value!);
-  owners.set(databaseId, { accountId, until: now + OWNER_TTL_MS });
-}
+const owners = new TtlCache<string>(1000);
 
 /**
  * The export record, read while the call rate is checked: the read starts once the link is known
@@ -102,8 +89,28 @@ export function readRecordAhead(): MiddlewareHandler<AppEnv> {
 /** The record decides: 503 while prepared, 404, 410, else the archive (or 500 if unreadable). */
 export async function serveDownload(c: Context<AppEnv>): Promise<Response> {
   const { id, eid } = c.req.param() as { id: string; eid: string };
+  const ref = { databaseId: id, exportId: eid };
+  const record = await (recordReads.get(c.req.raw) ?? findExportForDownload(c.env, ref));
+  try {
+    return await answer(c, record);
+  } catch (err) {
+    if (!(err instanceof ArchiveUnreadable)) throw err;
+    // The record may be a copy kept for up to RECORD_KEEP_MS, from before another isolate deleted
+    // the database and its archives: D1 has the last word before the archive is called unreadable.
+    try {
+      return await answer(c, await findExportForDownload(c.env, ref, { fresh: true }));
+    } catch (again) {
+      if (!(again instanceof ArchiveUnreadable)) throw again;
+      log("error", "archive unreadable", { request_id: c.get("requestId"), export_id: eid, database_id: id, reason: again.message });
+      throw new ApiError("INTERNAL_ERROR", "The export finished but its archive could not be read. Start a new export.");
+    }
+  }
+}
+
+/** The reply `record` gives at the request's moment; ArchiveUnreadable when a ready archive cannot be read. */
+async function answer(c: Context<AppEnv>, record: DownloadRecord | null): Promise<Response> {
+  const { id, eid } = c.req.param() as { id: string; eid: string };
   const config = c.get("config");
-  const record = await (recordReads.get(c.req.raw) ?? findExportForDownload(c.env, { databaseId: id, exportId: eid }));
   // The clock decides, not the sweep: past its deadline an export is failed, past retention
   // expired, from the exact moment, even before the cron has rewritten the record.
   const status = record ? observedStatus(record, c.get("deps").now(), config.ARCHIVE_RETENTION_SECONDS) : "failed";
@@ -118,19 +125,13 @@ export async function serveDownload(c: Context<AppEnv>): Promise<Response> {
   if (status === "expired") {
     throw new ApiError("EXPORT_EXPIRED", "This export has expired: its archive is past its retention time. Start a new export.");
   }
-  try {
-    if (record.sizeBytes === null || record.sha256 === null) throw new ArchiveUnreadable("the ready record has no size or sha256");
-    return await archiveResponse(
-      c.env.ARCHIVES,
-      { databaseId: id, exportId: eid, size: record.sizeBytes, sha256: record.sha256 },
-      { method: c.req.method, range: c.req.header("Range") ?? null, ifRange: c.req.header("If-Range") ?? null },
-      { waitUntil: (work) => c.executionCtx.waitUntil(work) },
-    );
-  } catch (err) {
-    if (!(err instanceof ArchiveUnreadable)) throw err;
-    log("error", "archive unreadable", { request_id: c.get("requestId"), export_id: eid, database_id: id, reason: err.message });
-    throw new ApiError("INTERNAL_ERROR", "The export finished but its archive could not be read. Start a new export.");
-  }
+  if (record.sizeBytes === null || record.sha256 === null) throw new ArchiveUnreadable("the ready record has no size or sha256");
+  return archiveResponse(
+    c.env.ARCHIVES,
+    { databaseId: id, exportId: eid, size: record.sizeBytes, sha256: record.sha256 },
+    { method: c.req.method, range: c.req.header("Range") ?? null, ifRange: c.req.header("If-Range") ?? null },
+    { waitUntil: (work) => c.executionCtx.waitUntil(work) },
+  );
 }
 
 export const DownloadParams = z.object({
