@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { apiTokens } from "../db/schema";
@@ -12,24 +12,53 @@ export const LAST_USED_RESOLUTION_MS = 60_000;
 const unauthorized = () =>
   new ApiError("UNAUTHORIZED", "A valid API token is required: send `Authorization: Bearer <token>`.");
 
+/** The token row the request's `Authorization: Bearer <token>` names; null for none, a malformed one or an unknown one. */
+type TokenRow = { id: string; accountId: string; lastUsedAt: number | null };
+
+const lookups = new WeakMap<Request, Promise<TokenRow | null>>();
+
+/** Looks the request's token up once per request, however many ask. */
+function lookUpToken(c: Context<AppEnv>): Promise<TokenRow | null> {
+  let lookup = lookups.get(c.req.raw);
+  if (!lookup) {
+    lookup = (async () => {
+      const match = /^Bearer ([^\s]+)$/i.exec(c.req.header("Authorization") ?? "");
+      const token = match?.[1];
+      if (!token || !isWellFormedToken(token)) return null;
+      const row = await database(c.env)
+        .select({ id: apiTokens.id, accountId: apiTokens.accountId, lastUsedAt: apiTokens.lastUsedAt })
+        .from(apiTokens)
+        .where(eq(apiTokens.tokenHash, await hashToken(token)))
+        .get();
+      return row ?? null;
+    })();
+    lookups.set(c.req.raw, lookup);
+  }
+  return lookup;
+}
+
+/**
+ * Starts the token's lookup while the middleware after it runs (the client address's failure
+ * limit), so the two round trips overlap. What the lookup found is used only by bearerAuth, which
+ * runs after that limit has let the request through: a refused address learns nothing of its token.
+ */
+export function lookUpTokenAhead(): MiddlewareHandler<AppEnv> {
+  return async function lookUpTokenAhead(c, next) {
+    // Awaited by bearerAuth; a request refused before it gets there leaves the lookup unawaited.
+    lookUpToken(c).catch(() => undefined);
+    await next();
+  };
+}
+
 /** Resolves `Authorization: Bearer <token>` to an account; anything else is 401 UNAUTHORIZED. */
 export function bearerAuth(): MiddlewareHandler<AppEnv> {
   return async function bearerAuth(c, next) {
-    const match = /^Bearer ([^\s]+)$/i.exec(c.req.header("Authorization") ?? "");
-    const token = match?.[1];
-    if (!token || !isWellFormedToken(token)) throw unauthorized();
-    const db = database(c.env);
-    const tokenHash = await hashToken(token);
-    const row = await db
-      .select({ id: apiTokens.id, accountId: apiTokens.accountId, lastUsedAt: apiTokens.lastUsedAt })
-      .from(apiTokens)
-      .where(eq(apiTokens.tokenHash, tokenHash))
-      .get();
+    const row = await lookUpToken(c);
     if (!row) throw unauthorized();
     c.set("accountId", row.accountId);
     const now = c.get("deps").now();
     if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
-      c.executionCtx.waitUntil(db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.id)).run());
+      c.executionCtx.waitUntil(database(c.env).update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.id)).run());
     }
     await next();
   };

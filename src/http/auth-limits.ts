@@ -7,8 +7,8 @@ import { limiterId } from "./rate-limiter";
 
 /**
  * Limits in front of authentication, so guessing costs a guesser more than it costs us: each is
- * checked before any token lookup or password hash, per client address and, for sign-in, per
- * account. Only failures spend (a sign-up spends every time): a script with a good token is never
+ * checked before any password hash, and before a token lookup's answer is used (the API's lookup
+ * runs alongside the check, lookUpTokenAhead), per client address and, for sign-in, per account. Only failures spend (a sign-up spends every time): a script with a good token is never
  * slowed by them.
  */
 

@@ -52,7 +52,7 @@ describe("limits before authentication", () => {
     expect(statuses.at(-1)).toBe(429);
   }, 60_000);
 
-  it("limits start calls with a missing or wrong token per address before any lookup; a good token is not counted", async () => {
+  it("limits start calls with a missing or wrong token per address before any lookup is answered; a good token is not counted", async () => {
     const { token, databaseId } = await accountWithToken();
     const app = clockedApp();
     const from = freshAddress();
@@ -62,7 +62,7 @@ describe("limits before authentication", () => {
     expect(refused.status).toBe(429);
     expect(await refused.json()).toMatchObject({ code: "RATE_LIMIT_EXCEEDED" });
     expect(refused.headers.get("Retry-After")).toMatch(/^[1-9]\d*$/);
-    // Even the right token waits: the check comes before the lookup.
+    // Even the right token waits: the check decides before the lookup's answer is used.
     expect((await start(token)).status).toBe(429);
     app.clock.now += 60_000;
     expect((await start(token)).status).toBe(200);

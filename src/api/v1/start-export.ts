@@ -1,6 +1,6 @@
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
-import { bearerAuth } from "../../auth/bearer";
+import { bearerAuth, lookUpTokenAhead } from "../../auth/bearer";
 import { getOwnedDatabase } from "../../databases/service";
 import { startExport } from "../../exports/start";
 import type { AppEnv } from "../../http/context";
@@ -53,7 +53,7 @@ export const startExportRoute = createRoute({
     "At most one export per database runs at a time (`export_in_flight`), and a database exported recently is refused for the rest of its cooldown window (`cooldown_active`). A failed export does not hold the database in cooldown.",
   ].join("\n\n"),
   security: [{ bearerAuth: [] }],
-  middleware: [tokenFailureLimit(), bearerAuth(), readDatabaseAhead(), rateLimit(accountCaller)] as const,
+  middleware: [lookUpTokenAhead(), tokenFailureLimit(), bearerAuth(), readDatabaseAhead(), rateLimit(accountCaller)] as const,
   request: { params: z.object({ id: uuidPathParam("id", "The database to export.") }) },
   responses: {
     200: {
