@@ -52,7 +52,7 @@ describe("limits before authentication", () => {
     expect(statuses.at(-1)).toBe(429);
   }, 60_000);
 
-  it("limits start calls with a missing or wrong token per address before any lookup is answered; a good token is not counted", async () => {
+  it("limits start calls with a missing or wrong token per address, deciding before a token lookup's answer is used; a good token is not counted", async () => {
     const { token, databaseId } = await accountWithToken();
     const app = clockedApp();
     const from = freshAddress();
