@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
+import { RECORD_KEEP_MS } from "../../src/exports/store";
 import { generateSecrets, startDevServer } from "../lib/dev-server";
 import { inspector } from "./inspector";
 import { runLoad } from "./load";
@@ -62,6 +63,8 @@ try {
         await promisify(execFile)("sqlite3", [join(d1dir, f), `UPDATE exports SET status='pending', finished_at=NULL, size_bytes=NULL, sha256=NULL, deadline_at=${Date.now() + 3_600_000} WHERE id='${exportId}'`]).catch(() => undefined);
       }
     }
+    // The Worker keeps the record it read for RECORD_KEEP_MS: the write above shows once that has passed.
+    await new Promise((resolve) => setTimeout(resolve, RECORD_KEEP_MS + 100));
     const url = started.url.replace("//localhost:", "//127.0.0.1:");
     work = () => wrk({ url, connections: 20, seconds });
   }

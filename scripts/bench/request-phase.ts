@@ -20,6 +20,7 @@ import { createRepository, startDevForge } from "../dev-forge";
 import { dockerSocketAvailable, startDockerForwarder } from "../lib/docker-forwarder";
 import { type DevServer, generateSecrets, startDevServer } from "../lib/dev-server";
 import { creditAccount } from "../lib/seed";
+import { RECORD_KEEP_MS } from "../../src/exports/store";
 import { type AppJson, PLAN, Session, appFiles, deployThroughWorker, settledOnOne, workerVars } from "./apps";
 import { appContainers, dockerVersion } from "./apps-docker";
 import type { BenchContext } from "./context";
@@ -68,6 +69,9 @@ async function pendingLink(persistTo: string, account: BenchAccount, databaseId:
     d1,
     `UPDATE exports SET status = 'pending', started_at = NULL, finished_at = NULL, size_bytes = NULL, sha256 = NULL, deadline_at = ${deadline} WHERE id = '${exportId}'`,
   ]);
+  // The Worker keeps the record it read for RECORD_KEEP_MS (src/exports/store.ts): a write behind
+  // its back, like this one, shows once that has passed.
+  await new Promise((resolve) => setTimeout(resolve, RECORD_KEEP_MS + 100));
   const res = await fetch(started.url, { headers: { Range: "bytes=0-0" } });
   await res.arrayBuffer();
   if (res.status !== 503) throw new Error(`the link put back to pending answered ${res.status}, not 503`);
