@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
-import { RECORD_KEEP_MS } from "../../src/exports/store";
+import { RECORD_KEEP_MS } from "../../src/exports/record-keep";
 import { generateSecrets, startDevServer } from "../lib/dev-server";
 import { inspector } from "./inspector";
 import { runLoad } from "./load";

@@ -20,7 +20,7 @@ import { createRepository, startDevForge } from "../dev-forge";
 import { dockerSocketAvailable, startDockerForwarder } from "../lib/docker-forwarder";
 import { type DevServer, generateSecrets, startDevServer } from "../lib/dev-server";
 import { creditAccount } from "../lib/seed";
-import { RECORD_KEEP_MS } from "../../src/exports/store";
+import { RECORD_KEEP_MS } from "../../src/exports/record-keep";
 import { type AppJson, PLAN, Session, appFiles, deployThroughWorker, settledOnOne, workerVars } from "./apps";
 import { appContainers, dockerVersion } from "./apps-docker";
 import type { BenchContext } from "./context";

@@ -6,6 +6,7 @@ import { deleteDatabaseQuery } from "../databases/records";
 import { deleteObjects, insertOwed, owedDeletions, settle } from "./cleanup";
 import { IN_FLIGHT } from "./export-state";
 import { TtlCache } from "../lib/ttl-cache";
+import { RECORD_KEEP_MS } from "./record-keep";
 
 /**
  * The one owner of export records: every query of the D1 `exports` table, and where an export's
@@ -66,7 +67,7 @@ export async function findExport(env: Env, ref: ExportRef): Promise<ExportRecord
 export type DownloadRecord = Pick<ExportRecord, "status" | "finishedAt" | "deadlineAt" | "sizeBytes" | "sha256">;
 
 /**
- * What polls of download links read is kept per isolate for RECORD_KEEP_MS of real time, so a link
+ * What polls of download links read is kept per isolate for RECORD_KEEP_MS (record-keep.ts) of real time, so a link
  * polled hard (a busy loop, or many clients sharing one link) costs one D1 read a second per
  * isolate, not one per poll. Every write below forgets the records it touches, so this isolate
  * sees its own writes at once; another isolate's write shows here within RECORD_KEEP_MS (a poll
@@ -74,7 +75,6 @@ export type DownloadRecord = Pick<ExportRecord, "status" | "finishedAt" | "deadl
  * client's next poll corrects). The clock's rules (deadline, retention) are applied to the record
  * at each poll (observedStatus), so they hold to the millisecond whatever the record's age.
  */
-export const RECORD_KEEP_MS = 1000;
 const downloadRecords = new TtlCache<DownloadRecord | null>(1000);
 const recordKey = (ref: ExportRef) => `${ref.databaseId}/${ref.exportId}`;
 

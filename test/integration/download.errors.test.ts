@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EXPORT_DLQ } from "../../src/exports/job-limits";
-import { RECORD_KEEP_MS, archiveKey, claimExport } from "../../src/exports/store";
+import { RECORD_KEEP_MS } from "../../src/exports/record-keep";
+import { archiveKey, claimExport } from "../../src/exports/store";
 import { sweepExpiredArchives } from "../../src/exports/retention";
 import { envWith } from "./api-helpers";
 import { T0, deliver, pendingExport } from "./export-helpers";
