@@ -133,6 +133,9 @@ describe("download link signing", () => {
       expect(await verifyDownloadLink([NEW_KEY], request)).toEqual({ ok: false, code: "SIGNED_URL_INVALID" });
       const sameKidOtherSecret = { kid: OLD_KEY.kid, secret: "unit-test-secret-three-0123456789abcd" };
       expect(await verifyDownloadLink([sameKidOtherSecret], request)).toEqual({ ok: false, code: "SIGNED_URL_INVALID" });
+      // The same secret under another id is another key: the id inside the signature names none.
+      const sameSecretOtherKid = { kid: "renamed", secret: OLD_KEY.secret };
+      expect(await verifyDownloadLink([sameSecretOtherKid], request)).toEqual({ ok: false, code: "SIGNED_URL_INVALID" });
     });
 
     it("still expires, and covers only the path, exp and method it was checked for", async () => {

@@ -6,7 +6,7 @@ import { ArchiveUnreadable, archiveResponse } from "../../exports/archive-respon
 import { observedStatus } from "../../exports/export-state";
 import { type DownloadRecord, findExportForDownload } from "../../exports/store";
 import type { AppEnv } from "../../http/context";
-import { ApiError } from "../../http/errors";
+import { ApiError, errorResponse } from "../../http/errors";
 import { log } from "../../http/log";
 import { TtlCache } from "../../lib/ttl-cache";
 import { accountKey, addressCaller, type CallerKey, rateLimit } from "../../http/rate-limiter";
@@ -116,8 +116,10 @@ async function answer(c: Context<AppEnv>, record: DownloadRecord | null): Promis
   const status = record ? observedStatus(record, c.get("deps").now(), config.ARCHIVE_RETENTION_SECONDS) : "failed";
   if (!record || status === "failed") throw new ApiError("NOT_FOUND", NO_SUCH_EXPORT);
   if (status === "pending" || status === "running") {
+    // The answer most polls get: returned in the error envelope rather than thrown, sparing an
+    // Error and the unwinding on the hottest path (it is a wait, not a fault).
     const wait = config.PENDING_RETRY_AFTER_SECONDS;
-    throw new ApiError("export_pending", `The export is still being prepared. Retry in ${wait} second${wait === 1 ? "" : "s"}.`, {
+    return errorResponse("export_pending", `The export is still being prepared. Retry in ${wait} second${wait === 1 ? "" : "s"}.`, {
       headers: { "Retry-After": String(wait) },
       extra: { status },
     });
