@@ -1,9 +1,10 @@
-import type { Context, MiddlewareHandler } from "hono";
+import type { MiddlewareHandler } from "hono";
 import { eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { apiTokens } from "../db/schema";
 import type { AppEnv } from "../http/context";
 import { ApiError } from "../http/errors";
+import { perRequest } from "../http/per-request";
 import { hashToken, isWellFormedToken } from "./tokens";
 
 /** Last-used is written at most this often per token, not on every call. */
@@ -15,45 +16,30 @@ const unauthorized = () =>
 /** The token row the request's `Authorization: Bearer <token>` names; null for none, a malformed one or an unknown one. */
 type TokenRow = { id: string; accountId: string; lastUsedAt: number | null };
 
-const lookups = new WeakMap<Request, Promise<TokenRow | null>>();
-
-/** Looks the request's token up once per request, however many ask. */
-function lookUpToken(c: Context<AppEnv>): Promise<TokenRow | null> {
-  let lookup = lookups.get(c.req.raw);
-  if (!lookup) {
-    lookup = (async () => {
-      const match = /^Bearer ([^\s]+)$/i.exec(c.req.header("Authorization") ?? "");
-      const token = match?.[1];
-      if (!token || !isWellFormedToken(token)) return null;
-      const row = await database(c.env)
-        .select({ id: apiTokens.id, accountId: apiTokens.accountId, lastUsedAt: apiTokens.lastUsedAt })
-        .from(apiTokens)
-        .where(eq(apiTokens.tokenHash, await hashToken(token)))
-        .get();
-      return row ?? null;
-    })();
-    lookups.set(c.req.raw, lookup);
-  }
-  return lookup;
-}
-
 /**
- * Starts the token's lookup while the middleware after it runs (the client address's failure
- * limit), so the two round trips overlap. What the lookup found is used only by bearerAuth, which
- * runs after that limit has let the request through: a refused address learns nothing of its token.
+ * The request's token looked up once, however many ask. `lookUpTokenAhead` starts it while the
+ * middleware after it runs (the client address's failure limit), so the two round trips overlap.
+ * What it found is used only by bearerAuth, which runs after that limit has let the request
+ * through: a refused address learns nothing of its token.
  */
-export function lookUpTokenAhead(): MiddlewareHandler<AppEnv> {
-  return async function lookUpTokenAhead(c, next) {
-    // Awaited by bearerAuth; a request refused before it gets there leaves the lookup unawaited.
-    lookUpToken(c).catch(() => undefined);
-    await next();
-  };
-}
+const tokenRow = perRequest(async (c): Promise<TokenRow | null> => {
+  const match = /^Bearer ([^\s]+)$/i.exec(c.req.header("Authorization") ?? "");
+  const token = match?.[1];
+  if (!token || !isWellFormedToken(token)) return null;
+  const row = await database(c.env)
+    .select({ id: apiTokens.id, accountId: apiTokens.accountId, lastUsedAt: apiTokens.lastUsedAt })
+    .from(apiTokens)
+    .where(eq(apiTokens.tokenHash, await hashToken(token)))
+    .get();
+  return row ?? null;
+});
+
+export const lookUpTokenAhead = tokenRow.ahead;
 
 /** Resolves `Authorization: Bearer <token>` to an account; anything else is 401 UNAUTHORIZED. */
 export function bearerAuth(): MiddlewareHandler<AppEnv> {
   return async function bearerAuth(c, next) {
-    const row = await lookUpToken(c);
+    const row = await tokenRow.get(c);
     if (!row) throw unauthorized();
     c.set("accountId", row.accountId);
     const now = c.get("deps").now();

@@ -82,11 +82,6 @@ function forgetExport(ref: ExportRef): void {
   downloadRecords.delete(recordKey(ref));
 }
 
-/** Forgets every record this isolate keeps for polls: for a test that writes D1 as another isolate would, then waits out RECORD_KEEP_MS. */
-export function forgetDownloadRecords(): void {
-  downloadRecords.forget(() => true);
-}
-
 /** The few columns a poll of a download link needs (not the checkpoint of a running export); `fresh` reads D1 whatever is kept. */
 export async function findExportForDownload(env: Env, ref: ExportRef, options: { fresh?: boolean } = {}): Promise<DownloadRecord | null> {
   const key = recordKey(ref);

@@ -33,7 +33,7 @@ export interface CallGranter {
 }
 
 interface Lease {
-  policy: string;
+  policy: RatePolicy;
   /** Calls granted and not yet spent. */
   tokens: number;
   /** The object's TAT after the grants (Unix µs). */
@@ -45,7 +45,7 @@ interface Lease {
   grantedAt: number;
 }
 
-const policyKey = (policy: RatePolicy) => `${policy.perMinute}/${policy.burst}`;
+const samePolicy = (a: RatePolicy, b: RatePolicy) => a.perMinute === b.perMinute && a.burst === b.burst;
 
 export class CallLeases {
   readonly #leases = new Map<string, Lease>();
@@ -64,7 +64,7 @@ export class CallLeases {
       await asking.catch(() => undefined);
     }
     const held = this.#leases.get(key);
-    const same = held?.policy === policyKey(policy);
+    const same = held !== undefined && samePolicy(held.policy, policy);
     const size = same && now - held.grantedAt < LEASE_MS ? Math.min(leaseCeiling(policy), held.size * 2) : 1;
     // Calls held past their time go back with this request (under another policy, they lapse).
     const refund = same ? held.tokens : 0;
@@ -87,7 +87,7 @@ export class CallLeases {
 
   #spendHeld(key: string, now: number, policy: RatePolicy): GcraDecision | null {
     const lease = this.#leases.get(key);
-    if (!lease || lease.tokens === 0 || now >= lease.until || lease.policy !== policyKey(policy)) return null;
+    if (!lease || lease.tokens === 0 || now >= lease.until || !samePolicy(lease.policy, policy)) return null;
     lease.tokens--;
     return passed(lease.tat - lease.tokens * emissionIntervalUs(policy), now, policy);
   }
@@ -95,7 +95,7 @@ export class CallLeases {
   #keep(key: string, grant: GcraGrant, size: number, now: number, policy: RatePolicy): void {
     const extra = grant.granted - 1;
     const lease = this.#leases.get(key);
-    if (lease && lease.policy === policyKey(policy) && now < lease.until) {
+    if (lease && samePolicy(lease.policy, policy) && now < lease.until) {
       // Two grants that overlapped: both are held, under the later TAT.
       lease.tokens += extra;
       lease.tat = Math.max(lease.tat, grant.tat);
@@ -104,7 +104,7 @@ export class CallLeases {
     }
     this.#leases.delete(key);
     if (this.#leases.size >= LEASES_KEPT) this.#leases.delete(this.#leases.keys().next().value!);
-    this.#leases.set(key, { policy: policyKey(policy), tokens: extra, tat: grant.tat, until: now + LEASE_MS, size, grantedAt: now });
+    this.#leases.set(key, { policy, tokens: extra, tat: grant.tat, until: now + LEASE_MS, size, grantedAt: now });
   }
 
   /** Calls held for `key` (for tests). */

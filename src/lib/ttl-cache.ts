@@ -33,8 +33,4 @@ export class TtlCache<V> {
   forget(matches: (key: string) => boolean): void {
     for (const key of [...this.#entries.keys()]) if (matches(key)) this.#entries.delete(key);
   }
-
-  get size(): number {
-    return this.#entries.size;
-  }
 }

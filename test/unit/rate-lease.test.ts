@@ -86,16 +86,23 @@ describe("CallLeases", () => {
   const policies = fc.constantFrom<RatePolicy>({ perMinute: 120, burst: 30 }, { perMinute: 60, burst: 3 }, { perMinute: 600, burst: 200 }, { perMinute: 7, burst: 1 });
   const steps = fc.array(fc.record({ dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 3000 })), together: fc.integer({ min: 1, max: 6 }) }), { minLength: 1, maxLength: 60 });
 
+  /** One caller's object and this isolate's leases, and `together` calls of that caller at `now`. */
+  function caller(policy: RatePolicy) {
+    const object = objectOf(policy);
+    const leases = new CallLeases();
+    const calls = (now: number, together: number) => Promise.all(Array.from({ length: together }, () => leases.spend("k", () => object, now, policy)));
+    return { object, leases, calls };
+  }
+
   it("model: whatever the timing and concurrency, the calls passed stay within the limit and within what the object granted", async () => {
     await fc.assert(
       fc.asyncProperty(policies, steps, async (policy, plan) => {
-        const object = objectOf(policy);
-        const leases = new CallLeases();
+        const { object, leases, calls } = caller(policy);
         let now = T0;
         let passed = 0;
         for (const step of plan) {
           now += step.dtMs;
-          const decisions = await Promise.all(Array.from({ length: step.together }, () => leases.spend("k", () => object, now, policy)));
+          const decisions = await calls(now, step.together);
           passed += decisions.filter((d) => d.allowed).length;
           // Every call passed was granted by the object, and the object's grants obey GCRA from a fresh start.
           expect(passed).toBeLessThanOrEqual(object.state.granted);
@@ -134,12 +141,11 @@ describe("CallLeases", () => {
   it("model: Retry-After is honest: after a refusal, one call at that many seconds later passes", async () => {
     await fc.assert(
       fc.asyncProperty(policies, steps, async (policy, plan) => {
-        const object = objectOf(policy);
-        const leases = new CallLeases();
+        const { object, leases, calls } = caller(policy);
         let now = T0;
         for (const step of plan) {
           now += step.dtMs;
-          await Promise.all(Array.from({ length: step.together }, () => leases.spend("k", () => object, now, policy)));
+          await calls(now, step.together);
         }
         let refused = await leases.spend("k", () => object, now, policy);
         while (refused.allowed) refused = await leases.spend("k", () => object, now, policy);

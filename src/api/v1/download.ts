@@ -4,10 +4,11 @@ import { verifyDownloadLink } from "../../auth/links";
 import { ownerOfDatabase } from "../../databases/service";
 import { ArchiveUnreadable, archiveResponse } from "../../exports/archive-response";
 import { observedStatus } from "../../exports/export-state";
-import { type DownloadRecord, findExportForDownload } from "../../exports/store";
+import { type DownloadRecord, type ExportRef, findExportForDownload } from "../../exports/store";
 import type { AppEnv } from "../../http/context";
 import { ApiError, errorResponse } from "../../http/errors";
 import { log } from "../../http/log";
+import { perRequest } from "../../http/per-request";
 import { TtlCache } from "../../lib/ttl-cache";
 import { accountKey, addressCaller, type CallerKey, rateLimit } from "../../http/rate-limiter";
 import { errorEnvelope, errorReply, rateLimitedHeaders, retryAfter, uuidPathParam } from "./schemas";
@@ -73,43 +74,35 @@ const owners = new TtlCache<string>(1000);
  * refused call answers 429 whatever the record says). The two round trips overlap instead of
  * following each other.
  */
-const recordReads = new WeakMap<Request, Promise<DownloadRecord | null>>();
+const exportRecord = perRequest((c) => findExportForDownload(c.env, refOf(c)));
 
-export function readRecordAhead(): MiddlewareHandler<AppEnv> {
-  return async function readRecordAhead(c, next) {
-    const { id, eid } = c.req.param() as { id: string; eid: string };
-    const read = findExportForDownload(c.env, { databaseId: id, exportId: eid });
-    // Awaited by serveDownload; a call refused before it gets there leaves the read unawaited.
-    read.catch(() => undefined);
-    recordReads.set(c.req.raw, read);
-    await next();
-  };
+/** The export a download link names. */
+function refOf(c: Context<AppEnv>): ExportRef {
+  return { databaseId: c.req.param("id")!, exportId: c.req.param("eid")! };
 }
 
 /** The record decides: 503 while prepared, 404, 410, else the archive (or 500 if unreadable). */
 export async function serveDownload(c: Context<AppEnv>): Promise<Response> {
-  const { id, eid } = c.req.param() as { id: string; eid: string };
-  const ref = { databaseId: id, exportId: eid };
-  const record = await (recordReads.get(c.req.raw) ?? findExportForDownload(c.env, ref));
+  const ref = refOf(c);
+  const record = await exportRecord.get(c);
   try {
-    return await answer(c, record);
+    return await answer(c, ref, record);
   } catch (err) {
     if (!(err instanceof ArchiveUnreadable)) throw err;
     // The record may be a copy kept for up to RECORD_KEEP_MS, from before another isolate deleted
     // the database and its archives: D1 has the last word before the archive is called unreadable.
     try {
-      return await answer(c, await findExportForDownload(c.env, ref, { fresh: true }));
+      return await answer(c, ref, await findExportForDownload(c.env, ref, { fresh: true }));
     } catch (again) {
       if (!(again instanceof ArchiveUnreadable)) throw again;
-      log("error", "archive unreadable", { request_id: c.get("requestId"), export_id: eid, database_id: id, reason: again.message });
+      log("error", "archive unreadable", { request_id: c.get("requestId"), export_id: ref.exportId, database_id: ref.databaseId, reason: again.message });
       throw new ApiError("INTERNAL_ERROR", "The export finished but its archive could not be read. Start a new export.");
     }
   }
 }
 
 /** The reply `record` gives at the request's moment; ArchiveUnreadable when a ready archive cannot be read. */
-async function answer(c: Context<AppEnv>, record: DownloadRecord | null): Promise<Response> {
-  const { id, eid } = c.req.param() as { id: string; eid: string };
+async function answer(c: Context<AppEnv>, ref: ExportRef, record: DownloadRecord | null): Promise<Response> {
   const config = c.get("config");
   // The clock decides, not the sweep: past its deadline an export is failed, past retention
   // expired, from the exact moment, even before the cron has rewritten the record.
@@ -130,7 +123,7 @@ async function answer(c: Context<AppEnv>, record: DownloadRecord | null): Promis
   if (record.sizeBytes === null || record.sha256 === null) throw new ArchiveUnreadable("the ready record has no size or sha256");
   return archiveResponse(
     c.env.ARCHIVES,
-    { databaseId: id, exportId: eid, size: record.sizeBytes, sha256: record.sha256 },
+    { ...ref, size: record.sizeBytes, sha256: record.sha256 },
     { method: c.req.method, range: c.req.header("Range") ?? null, ifRange: c.req.header("If-Range") ?? null },
     { waitUntil: (work) => c.executionCtx.waitUntil(work) },
   );
@@ -188,7 +181,7 @@ export const downloadExportRoute = createRoute({
   method: "get",
   path: "/api/v1/dbs/{id}/exports/{eid}/download",
   operationId: "downloadExport",
-  middleware: [signedLink(), readRecordAhead(), rateLimit(linkOwner)] as const,
+  middleware: [signedLink(), exportRecord.ahead(), rateLimit(linkOwner)] as const,
   tags: ["Exports"],
   summary: "Download a finished export",
   description: [

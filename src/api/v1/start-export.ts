@@ -1,11 +1,11 @@
 import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
 import { bearerAuth, lookUpTokenAhead } from "../../auth/bearer";
 import { getOwnedDatabase } from "../../databases/service";
 import { startExport } from "../../exports/start";
 import type { AppEnv } from "../../http/context";
 import { ApiError } from "../../http/errors";
 import { tokenFailureLimit } from "../../http/auth-limits";
+import { perRequest } from "../../http/per-request";
 import { accountCaller, rateLimit } from "../../http/rate-limiter";
 import { errorReply, rateLimitFields, retryAfter, uuidPathParam } from "./schemas";
 
@@ -26,20 +26,7 @@ export type StartExportReply = z.infer<typeof StartExportReply>;
  * good, and the rate limit still decides first (a refused call answers 429 whatever the lookup
  * finds). The two round trips overlap instead of following each other.
  */
-const databaseReads = new WeakMap<Request, ReturnType<typeof getOwnedDatabase>>();
-
-function readDatabaseAhead(): MiddlewareHandler<AppEnv> {
-  return async function readDatabaseAhead(c, next) {
-    const id = c.req.param("id");
-    if (id !== undefined) {
-      const read = getOwnedDatabase(c.env, c.get("accountId")!, id);
-      // Awaited by the handler; a call refused before it gets there leaves the read unawaited.
-      read.catch(() => undefined);
-      databaseReads.set(c.req.raw, read);
-    }
-    await next();
-  };
-}
+const ownedDatabase = perRequest((c) => getOwnedDatabase(c.env, c.get("accountId")!, c.req.param("id")!));
 
 export const startExportRoute = createRoute({
   method: "post",
@@ -53,7 +40,7 @@ export const startExportRoute = createRoute({
     "At most one export per database runs at a time (`export_in_flight`), and a database exported recently is refused for the rest of its cooldown window (`cooldown_active`). A failed export does not hold the database in cooldown.",
   ].join("\n\n"),
   security: [{ bearerAuth: [] }],
-  middleware: [lookUpTokenAhead(), tokenFailureLimit(), bearerAuth(), readDatabaseAhead(), rateLimit(accountCaller)] as const,
+  middleware: [lookUpTokenAhead(), tokenFailureLimit(), bearerAuth(), ownedDatabase.ahead(), rateLimit(accountCaller)] as const,
   request: { params: z.object({ id: uuidPathParam("id", "The database to export.") }) },
   responses: {
     200: {
@@ -95,8 +82,7 @@ const plural = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
 
 /** Owned database -> the gate's single serialised decision -> a signed link, at once. */
 export const startExportHandler: RouteHandler<typeof startExportRoute, AppEnv> = async (c) => {
-  const { id } = c.req.valid("param");
-  const owned = await (databaseReads.get(c.req.raw) ?? getOwnedDatabase(c.env, c.get("accountId")!, id));
+  const owned = await ownedDatabase.get(c);
   const { now, uuid } = c.get("deps");
   const result = await startExport(c.env, {
     databaseId: owned.id,
