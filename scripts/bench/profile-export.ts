@@ -65,7 +65,7 @@ const size = parseSize(values.size!);
 const shape = values.shape as Shape;
 if (!(SHAPES as readonly string[]).includes(shape)) throw new Error(`--shape takes ${SHAPES.join(", ")}`);
 const dir = mkdtempSync(join(tmpdir(), "control-plane-profile-"));
-const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0" } });
+const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0", RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_BURST: "1000000" } });
 try {
   const account = await createAccount(server.url, "profile@example.com");
   const databaseId = await createDatabase(account, "profile");
@@ -103,6 +103,9 @@ try {
   const downloadProbes = await downloadProbe.stop();
   console.log(`\nDownload of the archive: ${(bytes / 1e6).toFixed(1)} MB in ${(downloadMs / 1000).toFixed(1)} s`);
   report("the download", downloadProbes);
+} catch (err) {
+  console.error(`wrangler's output:\n${server.output().slice(-4000)}`);
+  throw err;
 } finally {
   await server.stop();
 }

@@ -4,22 +4,22 @@
  *
  * Every value is rendered by SQLite itself, never by JavaScript: a JS number cannot hold a 64-bit
  * INTEGER. `quote()` prints INTEGERs, a BLOB as `X'..'` and TEXT with quotes doubled; a REAL gets
- * its digits in full, which round-trip bit for bit (see `literal`).
+ * its digits in full, which round-trip bit for bit (see `literal`). SQLite also writes each row's
+ * whole INSERT and hands it over as UTF-8 bytes (a BLOB): the rows never become JavaScript strings,
+ * which would only be encoded again and left behind as garbage on the isolate's heap.
  */
 
+import { utf8 } from "../lib/encoding";
 import { release } from "../lib/release";
 import { JOURNAL_PREFIX, readJournalPlan, type TablePlan } from "./journal-plan";
 
-/** Rows asked for per query at most; a batch also stops early at DUMP_CHUNK_CHARS. */
+/** Rows asked for per query at most; a batch also stops early at DUMP_CHUNK_BYTES. */
 export const DUMP_BATCH_ROWS = 500;
 /**
- * A chunk holds at most this many characters, unless one row alone is longer: it ends at the row
- * that fills it, or before a row that would take it past. Kept under V8's large-object size
- * (128 KB) for ASCII text: a chunk's string then dies young, where collecting it is cheap and
- * frequent, instead of piling up in the old generation until a full collection, as
- * 256K-character chunks did during a long export.
+ * A chunk holds at most this many bytes of SQL, unless one row alone is longer: it ends at the row
+ * that fills it, or before a row that would take it past.
  */
-export const DUMP_CHUNK_CHARS = 120 * 1024;
+export const DUMP_CHUNK_BYTES = 120 * 1024;
 
 interface SchemaRow {
   type: "table" | "index" | "view" | "trigger";
@@ -79,9 +79,9 @@ export interface DumpPosition {
 /** The start of a dump. */
 export const DUMP_START: DumpPosition = { table: -1, after: null, offset: 0 };
 
-/** One piece of a dump's text, and where the dump stands after it (null: this was the last). */
+/** One piece of a dump's text as UTF-8, and where the dump stands after it (null: this was the last). */
 export interface DumpText {
-  text: string;
+  bytes: Uint8Array<ArrayBuffer>;
   next: DumpPosition | null;
 }
 
@@ -99,7 +99,7 @@ export function* dumpSql(sql: SqlStorage, from: DumpPosition = DUMP_START, reads
 
   if (from.table === -1) {
     const head = [...tables, ...ofType("index"), ...ofType("view")].map((o) => `${o.sql};\n`).join("");
-    yield { text: `PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n${head}`, next: { table: 0, after: null, offset: 0 } };
+    yield { bytes: utf8(`PRAGMA foreign_keys=OFF;\nBEGIN TRANSACTION;\n${head}`), next: { table: 0, after: null, offset: 0 } };
   }
   for (let t = Math.max(0, from.table); t < tables.length; t++) {
     const start = t === from.table ? from : { table: t, after: null, offset: 0 };
@@ -107,7 +107,7 @@ export function* dumpSql(sql: SqlStorage, from: DumpPosition = DUMP_START, reads
     yield* tableRows(sql, name, kinds.get(name), start, plan?.tables.get(name), reads);
   }
   const counters = plan ? plan.sequence : kinds.has("sqlite_sequence") ? sequenceRows(sql) : "";
-  yield { text: `${counters}${ofType("trigger").map((o) => `${o.sql};\n`).join("")}COMMIT;\n`, next: null };
+  yield { bytes: utf8(`${counters}${ofType("trigger").map((o) => `${o.sql};\n`).join("")}COMMIT;\n`), next: null };
 }
 
 /** The database's own objects in creation order, and each table's kind (PRAGMA table_list). */
@@ -154,6 +154,7 @@ function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefin
   const shape = tableShape(sql, table, kind);
   const { columns } = shape;
   if (columns.length === 0) return;
+  // Bound as ?1 of the page's query, whose first column is each row's whole INSERT (insertOf).
   const prefix = `INSERT INTO ${quoteIdent(table)}(${columns.map(quoteIdent).join(",")}) VALUES(`;
   // A table whose writes are refused during the dump (journal-plan.ts) is read as it is.
   const journaled = plan && plan.mode !== "frozen" ? plan : undefined;
@@ -168,14 +169,14 @@ function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefin
   let whole = false;
   for (;;) {
     const query = page(after, offset, limit);
-    const read: PageText = whole ? readWholePage(sql, query, page.width, prefix, keyCount) : readRowByRow(sql, query, prefix, keyCount);
-    const { text, rows, full } = read;
+    const read: PageText = (whole && readWholePage(sql, query, page.width, prefix, keyCount)) || readRowByRow(sql, query, prefix, keyCount);
+    const { bytes, rows, full } = read;
     if (read.after) after = read.after;
     offset += rows;
     const more = full || rows === limit;
-    limit = nextLimit(limit, rows, full, text.length);
-    whole = reads === "auto" && !full && text.length < DUMP_CHUNK_CHARS / 2;
-    if (rows > 0) yield { text, next: { table: start.table, after, offset, rows: limit } };
+    limit = nextLimit(limit, rows, full, bytes.byteLength);
+    whole = reads === "auto" && !full && bytes.byteLength < DUMP_CHUNK_BYTES / 2;
+    if (rows > 0) yield { bytes, next: { table: start.table, after, offset, rows: limit } };
     if (!more) return;
   }
 }
@@ -185,74 +186,84 @@ export type PageReads = "auto" | "rows";
 
 /** What one page gave: its INSERTs, how many rows they hold, the last one's walk key, and whether it filled a chunk. */
 interface PageText {
-  text: string;
+  bytes: Uint8Array<ArrayBuffer>;
   rows: number;
   after: string[] | null;
   full: boolean;
 }
 
-/** Whether `insert` would take the chunk `text` past DUMP_CHUNK_CHARS: it then starts the next chunk (a first row always fits). */
-function overflows(text: string, insert: string): boolean {
-  return text.length > 0 && text.length + insert.length > DUMP_CHUNK_CHARS;
+/** Each row's whole INSERT, as SQL of the row's literal list: the prefix is bound as ?1. */
+function insertOf(literals: string): string {
+  return `CAST(?1 || ${literals} || ');' || char(10) AS BLOB)`;
 }
 
 /**
  * One page read a row at a time: the chunk ends at the row that fills it, or before a row that
- * would take it past DUMP_CHUNK_CHARS (a row alone may exceed it). The rest of a full page
+ * would take it past DUMP_CHUNK_BYTES (a row alone may exceed it). The rest of a full page
  * is read through, not left: an unfinished statement would keep SQLite from dropping the snapshot
  * journal's tables when the dump ends.
  */
 function readRowByRow(sql: SqlStorage, query: string, prefix: string, keyCount: number): PageText {
-  let text = "";
-  let rows = 0;
+  const inserts: Uint8Array<ArrayBuffer>[] = [];
+  let size = 0;
   let full = false;
   let after: string[] | null = null;
-  for (const row of sql.exec(query).raw()) {
-    if (full) continue;
-    const insert = `${prefix}${row[0] as string});\n`;
-    if (overflows(text, insert)) {
+  for (const row of sql.exec(query, prefix).raw()) {
+    const insert = new Uint8Array(row[0] as ArrayBuffer);
+    if (full || (size > 0 && size + insert.byteLength > DUMP_CHUNK_BYTES)) {
       full = true;
+      release(insert.buffer);
       continue;
     }
-    text += insert;
-    rows++;
+    inserts.push(insert);
+    size += insert.byteLength;
     after = row.slice(1, 1 + keyCount) as string[];
-    full = text.length >= DUMP_CHUNK_CHARS;
+    full = size >= DUMP_CHUNK_BYTES;
   }
-  return { text, rows, after, full };
+  return { bytes: joinBytes(inserts, size), rows: inserts.length, after, full };
 }
 
 /**
- * One page read in a single step: SQLite joins the page's literals (and walk keys) with NULs, so
- * a page of small rows crosses into JavaScript once instead of once per row. No literal holds a
- * NUL (quote() ends TEXT at its first NUL; numbers and hex have none). The chunk ends at the same
- * row as readRowByRow's, so both give the very same text and positions.
+ * One page read in a single step: SQLite joins the page's INSERTs (and, NUL-separated, their walk
+ * keys), so a page of small rows crosses into JavaScript once instead of once per row. No key
+ * holds a NUL (quote() ends TEXT at its first NUL; numbers and hex have none). Null when the page
+ * would take the chunk past DUMP_CHUNK_BYTES: it is then read row by row, which cuts the chunk, so
+ * both ways give the very same text and positions.
  */
-function readWholePage(sql: SqlStorage, query: string, width: number, prefix: string, keyCount: number): PageText {
+function readWholePage(sql: SqlStorage, query: string, width: number, prefix: string, keyCount: number): PageText | null {
   const names = Array.from({ length: width }, (_, i) => `c${i}`);
   const keys = keyCount === 0 ? "''" : names.slice(1, 1 + keyCount).join("||char(0)||");
-  const [values, keyList, count] = sql
-    .exec(`WITH page(${names.join(",")}) AS (${query}) SELECT group_concat(c0, char(0)), group_concat(${keys}, char(0)), count(*) FROM page`)
+  const [joined, keyList, count] = sql
+    .exec(`WITH page(${names.join(",")}) AS (${query}) SELECT CAST(group_concat(c0, '') AS BLOB), group_concat(${keys}, char(0)), count(*) FROM page`, prefix)
     .raw()
-    .next().value as [string | null, string | null, number];
-  if (count === 0) return { text: "", rows: 0, after: null, full: false };
-  const literals = values!.split("\0");
-  const keyParts = keyCount === 0 ? [] : keyList!.split("\0");
-  if (literals.length !== count || keyParts.length !== count * keyCount) throw new Error("A dump page's literals did not split into its rows.");
-  let text = "";
-  let rows = 0;
-  let full = false;
-  while (rows < count && !full) {
-    const insert = `${prefix}${literals[rows]});\n`;
-    if (overflows(text, insert)) full = true;
-    else {
-      text += insert;
-      rows++;
-      full = text.length >= DUMP_CHUNK_CHARS;
-    }
+    .next().value as [ArrayBuffer | null, string | null, number];
+  if (count === 0) return { bytes: new Uint8Array(0), rows: 0, after: null, full: false };
+  if (joined!.byteLength > DUMP_CHUNK_BYTES) {
+    release(joined!);
+    return null;
   }
-  const after = keyCount === 0 ? [] : keyParts.slice((rows - 1) * keyCount, rows * keyCount);
-  return { text, rows, after, full };
+  return { bytes: new Uint8Array(joined!), rows: count, after: lastKey(keyList!, keyCount), full: joined!.byteLength >= DUMP_CHUNK_BYTES };
+}
+
+/** The last `keyCount` parts of NUL-separated `list`: the page's last row's walk key. */
+function lastKey(list: string, keyCount: number): string[] {
+  if (keyCount === 0) return [];
+  let at = list.length;
+  for (let i = 0; i < keyCount; i++) at = list.lastIndexOf("\0", at - 1);
+  return list.slice(at + 1).split("\0");
+}
+
+/** `parts` (holding `size` bytes in all) as one buffer; each part's own buffer is freed once copied. */
+export function joinBytes(parts: Uint8Array<ArrayBuffer>[], size: number): Uint8Array<ArrayBuffer> {
+  if (parts.length === 1) return parts[0]!;
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    bytes.set(part, at);
+    at += part.byteLength;
+    release(part.buffer);
+  }
+  return bytes;
 }
 
 /** Rows the first page of a table asks for; later pages grow toward DUMP_BATCH_ROWS while rows are small. */
@@ -263,13 +274,13 @@ export const FIRST_BATCH_ROWS = 32;
  * through few rows it cannot take), twice as many (up to DUMP_BATCH_ROWS) when a page of small
  * rows came back whole. It travels in the position, so a dump taken up again pages the same way.
  */
-export function nextLimit(limit: number, rows: number, full: boolean, chars: number): number {
+export function nextLimit(limit: number, rows: number, full: boolean, bytes: number): number {
   if (full) return Math.max(1, rows);
-  if (rows === limit && chars < DUMP_CHUNK_CHARS / 2) return Math.min(DUMP_BATCH_ROWS, limit * 2);
+  if (rows === limit && bytes < DUMP_CHUNK_BYTES / 2) return Math.min(DUMP_BATCH_ROWS, limit * 2);
   return limit;
 }
 
-/** A page's SELECT (the literal list, then the walk key as literals, then anything else), and how many columns it has. */
+/** A page's SELECT (each row's INSERT as bytes, then the walk key as literals, then anything else), and how many columns it has. */
 type Page = ((after: string[] | null, offset: number, limit: number) => string) & { width: number };
 
 const withWidth = (page: (after: string[] | null, offset: number, limit: number) => string, width: number): Page => Object.assign(page, { width });
@@ -278,7 +289,7 @@ const withWidth = (page: (after: string[] | null, offset: number, limit: number)
 function livePage(table: string, shape: TableShape): Page {
   const { walk } = shape;
   // No aliases: an alias would shadow a column of the same name in ORDER BY and WHERE.
-  const select = `SELECT ${[shape.values(), ...keyExpressions(walk)].join(", ")} FROM ${quoteIdent(table)}`;
+  const select = `SELECT ${[insertOf(shape.values()), ...keyExpressions(walk)].join(", ")} FROM ${quoteIdent(table)}`;
   return withWidth((after, offset, limit) => pageQuery(select, walk, after, offset, limit), 1 + keyExpressions(walk).length);
 }
 
@@ -291,7 +302,7 @@ function journalPage(table: string, shape: TableShape, plan: TablePlan): Page {
   const j = quoteIdent(plan.journal);
   if (plan.mode === "copy") {
     // A virtual table was copied whole into its journal when the dump began.
-    return withWidth((after, _offset, limit) => `SELECT image, quote(k) FROM ${j}${after ? ` WHERE k > ${after[0]}` : ""} ORDER BY k LIMIT ${limit}`, 2);
+    return withWidth((after, _offset, limit) => `SELECT ${insertOf("image")}, quote(k) FROM ${j}${after ? ` WHERE k > ${after[0]}` : ""} ORDER BY k LIMIT ${limit}`, 2);
   }
   const t = quoteIdent(table);
   const keys = plan.keys;
@@ -308,8 +319,8 @@ function journalPage(table: string, shape: TableShape, plan: TablePlan): Page {
   // One compound SELECT ordered by the raw keys (the columns after v and the quoted keys): SQLite
   // merges the two arms, each walked in key order, so a page costs the same wherever it starts.
   const query = (after: string[] | null, _offset: number, limit: number) =>
-    `SELECT ${shape.values((c) => `${t}.${quoteIdent(c)}`)}, ${live.map((c) => `quote(${c})`).join(", ")}, ${live.join(", ")} FROM ${t} WHERE ${[...range(live, after), known].join(" AND ")}
-     UNION ALL SELECT image, ${k.map((name) => `quote(${name})`).join(", ")}, ${k.join(", ")} FROM ${j} WHERE ${[...range(k, after), "image IS NOT NULL"].join(" AND ")}
+    `SELECT ${insertOf(shape.values((c) => `${t}.${quoteIdent(c)}`))}, ${live.map((c) => `quote(${c})`).join(", ")}, ${live.join(", ")} FROM ${t} WHERE ${[...range(live, after), known].join(" AND ")}
+     UNION ALL SELECT ${insertOf("image")}, ${k.map((name) => `quote(${name})`).join(", ")}, ${k.join(", ")} FROM ${j} WHERE ${[...range(k, after), "image IS NOT NULL"].join(" AND ")}
      ORDER BY ${order} LIMIT ${limit}`;
   return withWidth(query, 1 + 2 * keys.length);
 }
@@ -372,11 +383,11 @@ export function sequenceRows(sql: SqlStorage): string {
 }
 
 /**
- * One read of an open dump returns about this many characters of SQL (one row may exceed it). The
+ * One read of an open dump returns about this many bytes of SQL (one row may exceed it). The
  * database's SQL calls run between reads, so a read is kept short: it is as long as a call may
  * have to wait during an export.
  */
-export const DUMP_READ_CHARS = 128 * 1024;
+export const DUMP_READ_BYTES = 128 * 1024;
 
 /** Why a dump ended: read to the end, failed reading, closed by its reader, or left unread. */
 export type DumpEnd = "end" | "error" | "closed" | "idle";
@@ -391,7 +402,7 @@ export interface DumpCursorOptions {
   from?: DumpPosition;
 }
 
-/** One read of a dump: about DUMP_READ_CHARS of SQL as UTF-8, and where the dump stands after it (null: the end). */
+/** One read of a dump: about DUMP_READ_BYTES of SQL as UTF-8, and where the dump stands after it (null: the end). */
 export interface DumpPiece {
   bytes: Uint8Array;
   next: DumpPosition | null;
@@ -405,7 +416,6 @@ export interface DumpPiece {
 export class DumpCursor {
   readonly #pieces: Generator<DumpText, void, undefined>;
   readonly #options: DumpCursorOptions;
-  readonly #encoder = new TextEncoder();
   /** The last piece handed out: the reader has it by the time it asks again (see read). */
   #handedOut: Uint8Array | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -418,25 +428,25 @@ export class DumpCursor {
     this.#arm();
   }
 
-  /** The next piece, about DUMP_READ_CHARS long; null once the dump has all been read. */
+  /** The next piece, about DUMP_READ_BYTES long; null once the dump has all been read. */
   read(): DumpPiece | null {
     // The reader asks for one piece at a time (dump-stream.ts), so the last one has been sent over
     // RPC, copied, by now: its buffer is freed here rather than at some later collection.
     this.#releaseHandedOut();
     if (this.#failure) throw this.#failure;
     if (this.#ended) return null;
-    const parts: string[] = [];
-    let chars = 0;
+    const parts: Uint8Array<ArrayBuffer>[] = [];
+    let size = 0;
     let next: DumpPosition | null = null;
     try {
-      while (chars < DUMP_READ_CHARS) {
+      while (size < DUMP_READ_BYTES) {
         const piece = this.#pieces.next();
         if (piece.done) {
           this.#finish("end");
           break;
         }
-        parts.push(piece.value.text);
-        chars += piece.value.text.length;
+        parts.push(piece.value.bytes);
+        size += piece.value.bytes.byteLength;
         next = piece.value.next;
       }
     } catch (err) {
@@ -445,22 +455,8 @@ export class DumpCursor {
     }
     if (!this.#ended) this.#arm();
     if (parts.length === 0 && this.#ended) return null;
-    this.#handedOut = this.#encode(parts);
+    this.#handedOut = joinBytes(parts, size);
     return { bytes: this.#handedOut, next };
-  }
-
-  /** The chunks as one UTF-8 piece, encoded one by one: joined first, they would make one large string. */
-  #encode(parts: string[]): Uint8Array {
-    if (parts.length === 1) return this.#encoder.encode(parts[0]);
-    const encoded = parts.map((part) => this.#encoder.encode(part));
-    const bytes = new Uint8Array(encoded.reduce((n, e) => n + e.byteLength, 0));
-    let at = 0;
-    for (const e of encoded) {
-      bytes.set(e, at);
-      at += e.byteLength;
-      release(e.buffer);
-    }
-    return bytes;
   }
 
   #releaseHandedOut(): void {

@@ -180,7 +180,7 @@ export class ManagedDatabase extends DurableObject<Env> {
   }
 
   /**
-   * The next piece of an open dump (about DUMP_READ_CHARS of SQL) and where the dump stands after it, or
+   * The next piece of an open dump (about DUMP_READ_BYTES of SQL) and where the dump stands after it, or
    * null once it has all been read. Each piece is produced only when asked for, so the reader sets
    * the pace and nothing piles up; SQL calls run between pieces.
    */

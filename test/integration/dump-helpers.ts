@@ -21,6 +21,12 @@ export async function runSql(stub: ManagedDatabaseStub, sql: string): Promise<vo
   if (!outcome.ok) throw new Error(`statement ${outcome.statement + 1}: ${outcome.error}`);
 }
 
+/** The SQL text of dump pieces (each ends at a row's end, so each decodes on its own). */
+export function textOf(pieces: readonly { bytes: Uint8Array }[]): string {
+  const decoder = new TextDecoder();
+  return pieces.map((p) => decoder.decode(p.bytes)).join("");
+}
+
 export async function readText(stream: ReadableStream<Uint8Array>): Promise<{ text: string; chunks: number[] }> {
   const decoder = new TextDecoder();
   const chunks: number[] = [];

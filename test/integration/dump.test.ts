@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DUMP_CHUNK_CHARS, DUMP_READ_CHARS, DumpCursor, type DumpPosition, dumpSql } from "../../src/databases/dump";
+import { DUMP_CHUNK_BYTES, DUMP_READ_BYTES, DumpCursor, type DumpPosition, dumpSql } from "../../src/databases/dump";
 import { type DumpSource, dumpStream } from "../../src/databases/dump-stream";
-import { freshDatabase, journalObjects, readText, restoreDump, runSql, snapshot, withSql } from "./dump-helpers";
+import { freshDatabase, journalObjects, readText, restoreDump, runSql, snapshot, textOf, withSql } from "./dump-helpers";
 
 /** Every storage class at its edges, identifiers that need quoting, and every kind of schema object. */
 const SAMPLE = `
@@ -97,9 +97,9 @@ describe("database dump", () => {
        INSERT INTO hidden_rowid SELECT 'r' || x, 'q' || x, x FROM n;`,
     );
     const { text, chunks } = await readText(dumpStream(source.stub));
-    // About DUMP_READ_CHARS per read: pieces of at most DUMP_CHUNK_CHARS plus a row are gathered up to it.
+    // About DUMP_READ_BYTES per read: pieces of at most DUMP_CHUNK_BYTES plus a row are gathered up to it.
     expect(chunks.length).toBeGreaterThanOrEqual(2);
-    expect(Math.max(...chunks)).toBeLessThan(DUMP_READ_CHARS + DUMP_CHUNK_CHARS + 1000);
+    expect(Math.max(...chunks)).toBeLessThan(DUMP_READ_BYTES + DUMP_CHUNK_BYTES + 1000);
     const copy = freshDatabase();
     await restoreDump(copy.stub, text);
     const after = await snapshot(copy.stub);
@@ -235,14 +235,14 @@ describe("a dump taken up again", () => {
     await runSql(db.stub, PAGED);
     const mismatches = await withSql(db.stub, (sql) => {
       const pieces = [...dumpSql(sql)];
-      const whole = pieces.map((p) => p.text).join("");
+      const whole = textOf(pieces);
       const wrong: number[] = [];
       pieces.forEach((piece, i) => {
         if (piece.next === null) return;
         // The position travels as JSON (D1, RPC), so it is taken up again from its JSON form.
         const from = JSON.parse(JSON.stringify(piece.next)) as DumpPosition;
-        const rest = [...dumpSql(sql, from)].map((p) => p.text).join("");
-        if (pieces.slice(0, i + 1).map((p) => p.text).join("") + rest !== whole) wrong.push(i);
+        const rest = textOf([...dumpSql(sql, from)]);
+        if (textOf(pieces.slice(0, i + 1)) + rest !== whole) wrong.push(i);
       });
       return { count: pieces.length, last: pieces.at(-1)!.next, wrong };
     });

@@ -113,7 +113,7 @@ function interleave(stub: ManagedDatabaseStub, steps: Step[]) {
     const piece = () => {
       const next = pieces.next();
       if (next.done) return false;
-      text += next.value.text;
+      text += new TextDecoder().decode(next.value.bytes);
       position = next.value.next;
       return true;
     };
