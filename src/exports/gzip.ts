@@ -9,20 +9,13 @@
  * ready, so at most about one input piece's worth of output waits for the reader.
  */
 import { createGzip } from "node:zlib";
-import { turnForIo } from "../lib/event-loop";
+import { nextTurn } from "../lib/event-loop";
 import { ownsBuffer, release } from "../lib/release";
 
 /** gzip level: zlib's default, the one `gzip` and CompressionStream use. */
 export const GZIP_LEVEL = 6;
 /** Output piece size. */
 const GZIP_CHUNK_BYTES = 64 * 1024;
-/**
- * Input compressed between two turns of the event loop (turnForIo): about 20 ms of zlib's work.
- * Measured in three 50 MB exports each (`npm run bench -- --no-requests --sizes 50MB`): a turn per
- * 128 KiB piece gave 0.88 of the native pipeline's speed, a start reply in 47 ms and /healthz in
- * 299 ms at the slowest; a turn per 512 KiB gives 1.01, 114 ms and 373 ms.
- */
-export const GZIP_TURN_BYTES = 512 * 1024;
 
 /**
  * The gzip of `input`, produced as the reader reads. With `releaseInput`, each input piece that
@@ -33,7 +26,6 @@ export function gzipStream(input: ReadableStream<Uint8Array>, options: { release
   const source = input.getReader();
   const gzip = createGzip({ level: GZIP_LEVEL, chunkSize: GZIP_CHUNK_BYTES });
   let produced = false;
-  let sinceTurn = 0;
   const failed = new Promise<never>((_, reject) => gzip.once("error", reject));
   failed.catch(() => {}); // observed through the awaits below
 
@@ -56,16 +48,12 @@ export function gzipStream(input: ReadableStream<Uint8Array>, options: { release
             controller.close();
             return;
           }
-          sinceTurn += value.byteLength;
           const written = new Promise<void>((resolve, reject) => gzip.write(value, (err) => (err ? reject(err) : resolve())));
           await Promise.race([written, failed]);
           if (options.releaseInput && ownsBuffer(value)) release(value.buffer);
           // zlib's callbacks come as microtasks: without a turn of the event loop per piece, one
           // export would keep every other request of the isolate waiting until it ended.
-          if (sinceTurn >= GZIP_TURN_BYTES) {
-            sinceTurn = 0;
-            await turnForIo();
-          }
+          await nextTurn();
         }
       },
       async cancel(reason) {
