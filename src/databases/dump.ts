@@ -254,7 +254,7 @@ function lastKey(list: string, keyCount: number): string[] {
 }
 
 /** `parts` (holding `size` bytes in all) as one buffer; each part's own buffer is freed once copied. */
-export function joinBytes(parts: Uint8Array<ArrayBuffer>[], size: number): Uint8Array<ArrayBuffer> {
+function joinBytes(parts: Uint8Array<ArrayBuffer>[], size: number): Uint8Array<ArrayBuffer> {
   if (parts.length === 1) return parts[0]!;
   const bytes = new Uint8Array(size);
   let at = 0;
