@@ -20,6 +20,15 @@ export const DUMP_BATCH_ROWS = 500;
  * that fills it, or before a row that would take it past.
  */
 export const DUMP_CHUNK_BYTES = 120 * 1024;
+/**
+ * A page is read whole (readWholePage) when the page before it came to at most this many bytes
+ * and did not fill a chunk: the next one then fits a chunk unless its rows are a quarter larger,
+ * and one that does not is read again row by row. At half a chunk, as before, rows of 123 to 245
+ * bytes (the bench's event rows among them) were read one at a time, each a row array, a buffer
+ * and a key array in the isolate: 106 MB of the 165 MB a 200 MB export allocated on the JS heap,
+ * against 32 MB now (`npx tsx scripts/bench/profile-allocations.ts`).
+ */
+export const WHOLE_PAGE_BYTES = 96 * 1024;
 
 interface SchemaRow {
   type: "table" | "index" | "view" | "trigger";
@@ -175,7 +184,7 @@ function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefin
     offset += rows;
     const more = full || rows === limit;
     limit = nextLimit(limit, rows, full, bytes.byteLength);
-    whole = reads === "auto" && !full && bytes.byteLength < DUMP_CHUNK_BYTES / 2;
+    whole = reads === "auto" && !full && bytes.byteLength <= WHOLE_PAGE_BYTES;
     if (rows > 0) yield { bytes, next: { table: start.table, after, offset, rows: limit } };
     if (!more) return;
   }

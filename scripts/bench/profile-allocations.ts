@@ -1,0 +1,75 @@
+/**
+ * `npx tsx scripts/bench/profile-allocations.ts [--size 200MB] [--shape mixed]`: what the Worker's
+ * isolate allocates on its JS heap during one export, by function. Runs V8's sampling heap
+ * profiler (`HeapProfiler.startSampling` with `includeObjectsCollectedByMajorGC` and
+ * `includeObjectsCollectedByMinorGC`, so garbage counts too) through wrangler's inspector over the
+ * export, and prints the functions that allocated most (self size, sampled) with their callers.
+ * The heap garbage is what the bench's isolate figure holds above the live set.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { generateSecrets, startDevServer } from "../lib/dev-server";
+import { inspector } from "./inspector";
+import { parseSize } from "./options";
+import { SHAPES, type Shape, recipeOf } from "./shapes";
+import { createAccount, createDatabase, fillDatabase, startExport, waitUntilReady } from "./worker-client";
+
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/** Self size by function, each with the callers (up to three frames) that allocated most through it. */
+function bySite(root: SamplingNode): Map<string, { bytes: number; callers: Map<string, number> }> {
+  const sites = new Map<string, { bytes: number; callers: Map<string, number> }>();
+  const walk = (node: SamplingNode, stack: string[]) => {
+    const name = node.callFrame.functionName || "(anonymous)";
+    if (node.selfSize > 0) {
+      const site = sites.get(name) ?? { bytes: 0, callers: new Map<string, number>() };
+      site.bytes += node.selfSize;
+      const caller = stack.slice(-3).reverse().join(" < ") || "(root)";
+      site.callers.set(caller, (site.callers.get(caller) ?? 0) + node.selfSize);
+      sites.set(name, site);
+    }
+    for (const child of node.children) walk(child, [...stack, name]);
+  };
+  walk(root, []);
+  return sites;
+}
+
+const { values } = parseArgs({ options: { size: { type: "string", default: "200MB" }, shape: { type: "string", default: "mixed" } } });
+const shape = values.shape as Shape;
+if (!(SHAPES as readonly string[]).includes(shape)) throw new Error(`--shape takes ${SHAPES.join(", ")}`);
+const dir = mkdtempSync(join(tmpdir(), "control-plane-allocations-"));
+const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0", RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_BURST: "1000000" } });
+const MB = 1e6;
+try {
+  const account = await createAccount(server.url, "allocations@example.com");
+  const databaseId = await createDatabase(account, "allocations");
+  const raw = await fillDatabase(account, databaseId, shape === "mixed" ? parseSize(values.size!) : recipeOf(shape, false));
+  const args = server.process.spawnargs;
+  const port = args[args.indexOf("--inspector-port") + 1];
+  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
+  const devtools = await inspector(target!.webSocketDebuggerUrl);
+  await devtools.send("HeapProfiler.enable");
+  await devtools.send("HeapProfiler.startSampling", { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  const ready = await waitUntilReady(await startExport(account, databaseId));
+  const { profile } = (await devtools.send<{ profile: { head: SamplingNode } }>("HeapProfiler.stopSampling", {}, 60_000))!;
+  devtools.close();
+  const sites = [...bySite(profile.head)].sort((a, b) => b[1].bytes - a[1].bytes);
+  const total = sites.reduce((n, [, s]) => n + s.bytes, 0);
+  console.log(`Export of ${(raw / MB).toFixed(0)} MB raw (${shape}) ready in ${(ready.totalMs / 1000).toFixed(1)} s`);
+  console.log(`Allocated on the JS heap over the export (sampled): ${(total / MB).toFixed(0)} MB`);
+  for (const [name, site] of sites.slice(0, 20)) {
+    console.log(`${(site.bytes / MB).toFixed(1).padStart(8)} MB ${((100 * site.bytes) / total).toFixed(1).padStart(5)}%  ${name}`);
+    for (const [caller, bytes] of [...site.callers].sort((a, b) => b[1] - a[1]).slice(0, 2)) {
+      console.log(`${"".padStart(24)}${(bytes / MB).toFixed(1)} MB via ${caller}`);
+    }
+  }
+} finally {
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
