@@ -6,15 +6,8 @@
  * export, and prints the functions that allocated most (self size, sampled) with their callers.
  * The heap garbage is what the bench's isolate figure holds above the live set.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { generateSecrets, startDevServer } from "../lib/dev-server";
-import { inspector } from "./inspector";
-import { parseSize } from "./options";
-import { SHAPES, type Shape, recipeOf } from "./shapes";
-import { createAccount, createDatabase, fillDatabase, startExport, waitUntilReady } from "./worker-client";
+import { profileData, profiledDatabase } from "./profiled-database";
+import { startExport, waitUntilReady } from "./worker-client";
 
 interface SamplingNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -40,20 +33,11 @@ function bySite(root: SamplingNode): Map<string, { bytes: number; callers: Map<s
   return sites;
 }
 
-const { values } = parseArgs({ options: { size: { type: "string", default: "200MB" }, shape: { type: "string", default: "mixed" } } });
-const shape = values.shape as Shape;
-if (!(SHAPES as readonly string[]).includes(shape)) throw new Error(`--shape takes ${SHAPES.join(", ")}`);
-const dir = mkdtempSync(join(tmpdir(), "control-plane-allocations-"));
-const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0", RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_BURST: "1000000" } });
+const { shape, data } = profileData("200MB");
+const db = await profiledDatabase("allocations", data);
 const MB = 1e6;
 try {
-  const account = await createAccount(server.url, "allocations@example.com");
-  const databaseId = await createDatabase(account, "allocations");
-  const raw = await fillDatabase(account, databaseId, shape === "mixed" ? parseSize(values.size!) : recipeOf(shape, false));
-  const args = server.process.spawnargs;
-  const port = args[args.indexOf("--inspector-port") + 1];
-  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
-  const devtools = await inspector(target!.webSocketDebuggerUrl);
+  const { account, databaseId, raw, devtools } = db;
   await devtools.send("HeapProfiler.enable");
   await devtools.send("HeapProfiler.startSampling", { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   const ready = await waitUntilReady(await startExport(account, databaseId));
@@ -70,6 +54,5 @@ try {
     }
   }
 } finally {
-  await server.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await db.close();
 }

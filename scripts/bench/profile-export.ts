@@ -6,16 +6,11 @@
  * stretch it ran without going idle, and how long the probes waited; writes the `.cpuprofile`
  * (open it in Chrome DevTools) to the temporary directory.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { generateSecrets, startDevServer } from "../lib/dev-server";
-import { inspector } from "./inspector";
-import { parseSize } from "./options";
-import { SHAPES, type Shape, recipeOf } from "./shapes";
+import { profileData, profiledDatabase } from "./profiled-database";
 import { type Probe, probeHealthz, slowest } from "./responsiveness";
-import { createAccount, createDatabase, fillDatabase, startExport, waitUntilReady } from "./worker-client";
+import { startExport, waitUntilReady } from "./worker-client";
 
 interface ProfileNode {
   id: number;
@@ -60,20 +55,9 @@ function report(during: string, probes: Probe[]): void {
 /** wrangler bundles the Worker into one file, so a frame is told apart by its function name. */
 const functionName = (n: ProfileNode) => n.callFrame.functionName || (n.callFrame.url ? "(anonymous)" : "(native)");
 
-const { values } = parseArgs({ options: { size: { type: "string", default: "20MB" }, shape: { type: "string", default: "mixed" }, quick: { type: "boolean", default: false } } });
-const size = parseSize(values.size!);
-const shape = values.shape as Shape;
-if (!(SHAPES as readonly string[]).includes(shape)) throw new Error(`--shape takes ${SHAPES.join(", ")}`);
-const dir = mkdtempSync(join(tmpdir(), "control-plane-profile-"));
-const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0", RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_BURST: "1000000" } });
+const db = await profiledDatabase("profile", profileData("20MB").data);
 try {
-  const account = await createAccount(server.url, "profile@example.com");
-  const databaseId = await createDatabase(account, "profile");
-  const raw = await fillDatabase(account, databaseId, shape === "mixed" ? size : recipeOf(shape, values.quick!));
-  const args = server.process.spawnargs;
-  const port = args[args.indexOf("--inspector-port") + 1];
-  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
-  const devtools = await inspector(target!.webSocketDebuggerUrl);
+  const { server, account, databaseId, raw, devtools, dir } = db;
   await devtools.send("Profiler.enable");
   await devtools.send("Profiler.setSamplingInterval", { interval: 200 });
   await devtools.send("Profiler.start");
@@ -104,8 +88,9 @@ try {
   console.log(`\nDownload of the archive: ${(bytes / 1e6).toFixed(1)} MB in ${(downloadMs / 1000).toFixed(1)} s`);
   report("the download", downloadProbes);
 } catch (err) {
-  console.error(`wrangler's output:\n${server.output().slice(-4000)}`);
+  console.error(`wrangler's output:\n${db.server.output().slice(-4000)}`);
   throw err;
 } finally {
-  await server.stop();
+  // The CPU profile stays in the directory.
+  await db.close({ keepDir: true });
 }

@@ -4,35 +4,19 @@
  * `Runtime.getHeapUsage` (JS heap used, ArrayBuffers), then forces a full garbage collection
  * (`HeapProfiler.collectGarbage`) and reads it again; prints the peak of each.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { parseArgs } from "node:util";
-import { generateSecrets, startDevServer } from "../lib/dev-server";
-import { inspector } from "./inspector";
-import { parseSize } from "./options";
-import { SHAPES, type Shape, recipeOf } from "./shapes";
-import { createAccount, createDatabase, fillDatabase, startExport, waitUntilReady } from "./worker-client";
+import { profileData, profiledDatabase } from "./profiled-database";
+import { startExport, waitUntilReady } from "./worker-client";
 
 interface HeapUsage {
   usedSize: number;
   backingStorageSize?: number;
 }
 
-const { values } = parseArgs({ options: { size: { type: "string", default: "50MB" }, shape: { type: "string", default: "mixed" } } });
-const shape = values.shape as Shape;
-if (!(SHAPES as readonly string[]).includes(shape)) throw new Error(`--shape takes ${SHAPES.join(", ")}`);
-const dir = mkdtempSync(join(tmpdir(), "control-plane-isolate-"));
-const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0", RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_BURST: "1000000" } });
+const { shape, data } = profileData("50MB");
+const db = await profiledDatabase("isolate", data);
 const MB = 1e6;
 try {
-  const account = await createAccount(server.url, "isolate@example.com");
-  const databaseId = await createDatabase(account, "isolate");
-  const raw = await fillDatabase(account, databaseId, shape === "mixed" ? parseSize(values.size!) : recipeOf(shape, false));
-  const args = server.process.spawnargs;
-  const port = args[args.indexOf("--inspector-port") + 1];
-  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
-  const devtools = await inspector(target!.webSocketDebuggerUrl);
+  const { account, databaseId, raw, devtools } = db;
   const read = async () => {
     const h = (await devtools.send<HeapUsage>("Runtime.getHeapUsage", {}, 30_000))!;
     return { heap: h.usedSize, buffers: h.backingStorageSize ?? 0 };
@@ -62,6 +46,5 @@ try {
   console.log(`Peak as found: ${show(peak.before)}`);
   console.log(`Peak right after a full GC (what is live): ${show(peak.after)}`);
 } finally {
-  await server.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await db.close();
 }

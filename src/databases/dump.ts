@@ -328,9 +328,12 @@ function journalPage(table: string, shape: TableShape, plan: TablePlan): Page {
   const order = k.map((_, i) => String(2 + keys.length + i)).join(",");
   // One compound SELECT ordered by the raw keys (the columns after v and the quoted keys): SQLite
   // merges the two arms, each walked in key order, so a page costs the same wherever it starts.
+  // Everything but the range is the same on every page, so it is written once per table.
+  const liveArm = `SELECT ${insertOf(shape.values((c) => `${t}.${quoteIdent(c)}`))}, ${live.map((c) => `quote(${c})`).join(", ")}, ${live.join(", ")} FROM ${t} WHERE`;
+  const journalArm = `SELECT ${insertOf("image")}, ${k.map((name) => `quote(${name})`).join(", ")}, ${k.join(", ")} FROM ${j} WHERE`;
   const query = (after: string[] | null, _offset: number, limit: number) =>
-    `SELECT ${insertOf(shape.values((c) => `${t}.${quoteIdent(c)}`))}, ${live.map((c) => `quote(${c})`).join(", ")}, ${live.join(", ")} FROM ${t} WHERE ${[...range(live, after), known].join(" AND ")}
-     UNION ALL SELECT ${insertOf("image")}, ${k.map((name) => `quote(${name})`).join(", ")}, ${k.join(", ")} FROM ${j} WHERE ${[...range(k, after), "image IS NOT NULL"].join(" AND ")}
+    `${liveArm} ${[...range(live, after), known].join(" AND ")}
+     UNION ALL ${journalArm} ${[...range(k, after), "image IS NOT NULL"].join(" AND ")}
      ORDER BY ${order} LIMIT ${limit}`;
   return withWidth(query, 1 + 2 * keys.length);
 }
