@@ -5,12 +5,12 @@
  * by function and writes the `.cpuprofile` (open it in Chrome DevTools) to a temporary directory.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { RECORD_KEEP_MS } from "../../src/exports/record-keep";
-import { generateSecrets, startDevServer } from "../lib/dev-server";
+import { ROOT, generateSecrets, startDevServer } from "../lib/dev-server";
 import { inspector } from "./inspector";
 import { runLoad } from "./load";
 import { createAccount, createDatabase, startExport, waitUntilReady } from "./worker-client";
@@ -82,6 +82,10 @@ try {
   console.log(JSON.stringify(result).slice(0, 300));
   const file = join(dir, `${route}.cpuprofile`);
   writeFileSync(file, JSON.stringify(profile));
+  // The profile's line numbers are those of wrangler's bundle, which it deletes on exit: keep a copy.
+  const bundles = join(ROOT, ".wrangler", "tmp");
+  const newest = readdirSync(bundles).filter((d) => d.startsWith("dev-")).map((d) => join(bundles, d)).sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  if (newest) copyFileSync(join(newest, "index.js"), join(dir, "index.js"));
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -107,7 +111,7 @@ try {
   show(self, 30);
   console.log("Total time (self and callees):");
   show(total, 40);
-  console.log(`\nCPU profile: ${file}`);
+  console.log(`\nCPU profile: ${file} (the bundle its lines refer to: ${join(dir, "index.js")})`);
 } finally {
   await server.stop();
 }

@@ -4,6 +4,7 @@ import type { AppEnv } from "./context";
 import { ApiError } from "./errors";
 import { type GcraDecision, type GcraGrant, gcra, gcraGrant, refunded, type RatePolicy, rateLimitHeaders, recoverySeconds } from "./gcra";
 import { CallLeases, LEASE_MAX } from "./rate-lease";
+import { setReplyHeaders } from "./reply-headers";
 
 const TAT_KEY = "tat";
 /** When (Unix ms, real time) the state may be dropped: a whole recovery after the last spend. */
@@ -124,6 +125,6 @@ export function rateLimit(callerKey: CallerKey): MiddlewareHandler<AppEnv> {
     }
     await next();
     // Errors thrown further in have already become c.res by now (Hono's compose), so this covers them too.
-    for (const [name, value] of Object.entries(headers)) c.header(name, value);
+    setReplyHeaders(c, headers);
   };
 }

@@ -3,6 +3,7 @@ import { routePath } from "hono/route";
 import { getConfig } from "../config";
 import type { AppEnv, Deps } from "./context";
 import { log } from "./log";
+import { setReplyHeaders } from "./reply-headers";
 import { requestLogRate, shouldLogRequest } from "./request-log";
 
 /**
@@ -19,7 +20,7 @@ export function requestContext(deps: Deps): MiddlewareHandler<AppEnv> {
     c.set("deps", deps);
     c.set("config", getConfig(c.env));
     await next();
-    c.header("X-Request-Id", requestId);
+    setReplyHeaders(c, { "X-Request-Id": requestId });
     const durationMs = performance.now() - started;
     const rate = requestLogRate(c.res.status, durationMs);
     if (!shouldLogRequest(rate, (deps.random ?? Math.random)())) return;

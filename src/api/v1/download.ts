@@ -1,4 +1,4 @@
-import { createRoute, type RouteHandler, z } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { verifyDownloadLink } from "../../auth/links";
 import { ownerOfDatabase } from "../../databases/service";
@@ -239,4 +239,4 @@ export const downloadExportRoute = createRoute({
 });
 
 /** The download operation: signature and expiry, then the call rate, then the record. */
-export const downloadExportHandler: RouteHandler<typeof downloadExportRoute, AppEnv> = (c) => serveDownload(c) as never;
+export const downloadExportHandler = (c: Context<AppEnv>) => serveDownload(c);
