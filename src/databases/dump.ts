@@ -16,18 +16,27 @@ import { JOURNAL_PREFIX, readJournalPlan, type TablePlan } from "./journal-plan"
 /** Rows asked for per query at most; a batch also stops early at DUMP_CHUNK_BYTES. */
 export const DUMP_BATCH_ROWS = 500;
 /**
+ * The size a page of rows is aimed at (nextLimit): its row count follows the size of the rows
+ * read so far, so a page of small rows comes back whole (under WHOLE_PAGE_BYTES) with room for
+ * rows half again as large, whatever the rows' size. Before, a page asked for 32 rows, then twice
+ * as many while pages stayed under half a chunk, and was read whole only after a page of 96 KiB or
+ * less: large rows (the bench's documents) came 32 to a page of about 96 KiB, and a page over it
+ * sent the next one row by row. Those reads allocated 32 MB of the isolate's heap over a 200 MB
+ * export; now they do not show (`scripts/bench/profile-allocations.ts`). Pages of up to 2,000
+ * narrow rows were no faster than 500 (the same MB/s within the noise, two runs of three each).
+ */
+export const PAGE_TARGET_BYTES = 64 * 1024;
+/**
  * A chunk holds at most this many bytes of SQL, unless one row alone is longer: it ends at the row
  * that fills it, or before a row that would take it past.
  */
 export const DUMP_CHUNK_BYTES = 120 * 1024;
 /**
  * A page is read whole (readWholePage) when the page before it came to at most this many bytes
- * and did not fill a chunk: the next one then fits a chunk unless its rows are a quarter larger,
- * and one that does not is read again row by row. At half a chunk, as before, pages of 500 rows of
- * more than 123 bytes each (the bench's event rows among them) were read one row at a time, each a
- * row array, a buffer and a key array in the isolate; now rows of up to 196 bytes are read whole.
- * Row-by-row reads made 106 MB of the 165 MB a 200 MB export allocated on the JS heap, against
- * 32 MB now (`npx tsx scripts/bench/profile-allocations.ts`).
+ * and did not fill a chunk: the next one is aimed at PAGE_TARGET_BYTES, and one that does not fit a
+ * chunk is read again row by row. A row read alone costs the isolate a row array, a buffer and a
+ * key array: row-by-row reads made 106 MB of the 165 MB a 200 MB export allocated on the JS heap
+ * when pages were read whole only under half a chunk (`npx tsx scripts/bench/profile-allocations.ts`).
  */
 export const WHOLE_PAGE_BYTES = 96 * 1024;
 
@@ -276,18 +285,21 @@ function joinBytes(parts: Uint8Array<ArrayBuffer>[], size: number): Uint8Array<A
   return bytes;
 }
 
-/** Rows the first page of a table asks for; later pages grow toward DUMP_BATCH_ROWS while rows are small. */
+/** Rows the first page of a table asks for; later pages follow the size of its rows (nextLimit). */
 export const FIRST_BATCH_ROWS = 32;
 
 /**
- * The next page's row count: what fit when the page filled a chunk (so the next one reads
- * through few rows it cannot take), twice as many (up to DUMP_BATCH_ROWS) when a page of small
- * rows came back whole. It travels in the position, so a dump taken up again pages the same way.
+ * The next page's row count. After a page that filled a chunk, what fit (so the next one reads
+ * through few rows it cannot take). After a page that brought all the rows it asked for, as many
+ * rows as come to PAGE_TARGET_BYTES at that page's size per row: at most twice as many as it
+ * asked for, never more than DUMP_BATCH_ROWS, at least one. It travels in the position, so a dump
+ * taken up again pages the same way.
  */
 export function nextLimit(limit: number, rows: number, full: boolean, bytes: number): number {
   if (full) return Math.max(1, rows);
-  if (rows === limit && bytes < DUMP_CHUNK_BYTES / 2) return Math.min(DUMP_BATCH_ROWS, limit * 2);
-  return limit;
+  if (rows < limit) return limit;
+  const fit = Math.floor((rows * PAGE_TARGET_BYTES) / Math.max(1, bytes));
+  return Math.max(1, Math.min(DUMP_BATCH_ROWS, limit * 2, fit));
 }
 
 /** A page's SELECT (each row's INSERT as bytes, then the walk key as literals, then anything else), and how many columns it has. */
