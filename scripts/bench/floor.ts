@@ -8,7 +8,7 @@ import { type DevServer, ROOT, startDevServer } from "../lib/dev-server";
 
 export const FLOOR_CONFIG = join(ROOT, "scripts", "bench", "floor-worker", "wrangler.toml");
 
-/** Starts the floor Worker on a free port (no state, no bindings). */
+/** Starts the floor Worker on a free port (its one binding, an R2 bucket, kept under `persistTo`). */
 export function startFloorWorker(persistTo: string): Promise<DevServer> {
   return startDevServer({ config: FLOOR_CONFIG, persistTo });
 }

@@ -7,7 +7,9 @@
  * - an app through the proxy (a busybox httpd app deployed on dockerd, `<subdomain>.localhost`)
  *   against the trivial Worker's `/proxy`, which makes one `fetch` to the same container;
  * - a poll of a signed download link while the export is pending (503) and once it is ready (200,
- *   a small archive), against the trivial `/healthz`;
+ *   a small archive), against the trivial `/healthz`; the ready poll also against the trivial
+ *   Worker's `GET /object`, one R2 read of the same archive (not a goal row: it shows what the
+ *   local R2 emulation costs);
  * - start export under 50 clients (Node's closed loop: each start needs a database of its own),
  *   p50 against our own `/healthz` under the same load, and the trivial one as the floor.
  */
@@ -169,7 +171,21 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
     pairs.push(
       { subject: "Poll of a signed link, export pending (503)", ours: { url: onLoopback(pending) }, floor: { url: `${floorBase}/healthz` }, floorName: "trivial Worker /healthz", expect: "non2xx" },
       { subject: "Poll of a signed link, ready (200, small archive)", ours: { url: onLoopback(readyStart.url) }, floor: { url: `${floorBase}/healthz` }, floorName: "trivial Worker /healthz", expect: "2xx" },
+      // The same ready poll against the least a Worker does to serve that archive: one R2 read of
+      // the same bytes, streamed. Not a goal row (the goal sets the poll against /healthz); it
+      // splits the ready poll's cost between the local R2 emulation and the rest.
+      {
+        subject: "Ready archive, the same poll",
+        ours: { url: onLoopback(readyStart.url) },
+        floor: { url: `${floorBase}/object` },
+        floorName: "trivial Worker, one R2 read of the same archive",
+        expect: "2xx",
+      },
     );
+    const archive = await fetch(onLoopback(readyStart.url));
+    if (archive.status !== 200) throw new Error(`the ready link answered ${archive.status}`);
+    const stored = await fetch(`${floorBase}/object`, { method: "PUT", body: await archive.arrayBuffer() });
+    if (stored.status !== 204) throw new Error(`the floor Worker's PUT /object answered ${stored.status}`);
 
     const connections = options.wrkConnections;
     const seconds = options.wrkSeconds;
