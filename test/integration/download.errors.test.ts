@@ -18,6 +18,9 @@ describe("download: link checks", () => {
     ["with exp moved later", (u: URL) => u.searchParams.set("exp", String(Number(u.searchParams.get("exp")) + 3600))],
     ["with one character of sig changed", (u: URL) => u.searchParams.set("sig", flip(u.searchParams.get("sig")!))],
     ["for another export", (u: URL) => (u.pathname = u.pathname.replace(/exports\/[^/]+/, `exports/${crypto.randomUUID()}`))],
+    // The route has no schema validators (the signature covers the path and exp): junk is refused by the signature.
+    ["with a database id that is not a UUID", (u: URL) => (u.pathname = u.pathname.replace(/dbs\/[^/]+/, "dbs/1%20OR%201=1"))],
+    ["with an exp of 1e99", (u: URL) => u.searchParams.set("exp", "1e99")],
   ])("answers 401 SIGNED_URL_INVALID %s", async (_name, tamper) => {
     const { url } = await readyExport();
     const bad = new URL(url);
