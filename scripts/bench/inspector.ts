@@ -1,4 +1,5 @@
 /** A minimal DevTools protocol client, for the profile scripts. */
+import type { DevServer } from "../lib/dev-server";
 
 /** One isolate's inspector session over its WebSocket. */
 export interface Inspector {
@@ -45,4 +46,16 @@ export async function inspector(url: string): Promise<Inspector> {
       }),
     close: () => ws.close(),
   };
+}
+
+/** The inspector address wrangler was given for the Worker (its `/json/list` names every isolate there). */
+export function workerInspectorUrl(server: DevServer): string {
+  const args = server.process.spawnargs;
+  return `http://127.0.0.1:${args[args.indexOf("--inspector-port") + 1]}`;
+}
+
+/** Connects to the Worker isolate's inspector, the first target wrangler lists. */
+export async function workerInspector(server: DevServer): Promise<Inspector> {
+  const [target] = (await (await fetch(`${workerInspectorUrl(server)}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
+  return inspector(target!.webSocketDebuggerUrl);
 }

@@ -6,7 +6,7 @@
  */
 import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import type { DevServer } from "../lib/dev-server";
-import { type Inspector, inspector } from "./inspector";
+import { type Inspector, inspector, workerInspectorUrl } from "./inspector";
 
 /** TCP ports `pid` listens on, from its socket descriptors and /proc/net/tcp. */
 function listeningPorts(pid: number): number[] {
@@ -73,12 +73,6 @@ export interface IsolateMemory {
 export type IsolatePeaks = Map<string, IsolateMemory>;
 
 const total = (m: IsolateMemory) => m.heapUsed + m.arrayBuffers;
-
-/** The inspector port wrangler was given for the Worker. */
-function workerInspectorUrl(server: DevServer): string {
-  const args = server.process.spawnargs;
-  return `http://127.0.0.1:${args[args.indexOf("--inspector-port") + 1]}`;
-}
 
 /**
  * Follows every isolate's heap and ArrayBuffers while something runs, sampling every 250 ms (one

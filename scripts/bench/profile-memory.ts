@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { generateSecrets, startDevServer } from "../lib/dev-server";
 import { findWorkerd } from "./memory";
+import { workerInspectorUrl } from "./inspector";
 import { isolates } from "./isolate-memory";
 import { parseSize } from "./options";
 import { createAccount, createDatabase, fillDatabase, runSql, startExport, waitUntilReady } from "./worker-client";
@@ -60,8 +61,7 @@ const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...
 try {
   const runtime = findWorkerd(server.process.pid!, server.port).find((p) => p.role === "runtime");
   if (!runtime) throw new Error("no workerd runtime found under wrangler dev");
-  const args = server.process.spawnargs;
-  const inspectors = await isolates(runtime.pid, `http://127.0.0.1:${args[args.indexOf("--inspector-port") + 1]}`);
+  const inspectors = await isolates(runtime.pid, workerInspectorUrl(server));
   const mb = (n: number) => `${(n / MB).toFixed(0).padStart(5)} MB`;
 
   /** Process memory from /proc, then V8 heap and ArrayBuffer backing stores of every isolate holding over 4 MB. */

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { RECORD_KEEP_MS } from "../../src/exports/record-keep";
 import { ROOT, generateSecrets, startDevServer } from "../lib/dev-server";
-import { inspector } from "./inspector";
+import { workerInspector } from "./inspector";
 import { runLoad } from "./load";
 import { createAccount, createDatabase, startExport, waitUntilReady } from "./worker-client";
 import { wrk } from "./wrk";
@@ -68,10 +68,7 @@ try {
     const url = started.url.replace("//localhost:", "//127.0.0.1:");
     work = () => wrk({ url, connections: 20, seconds });
   }
-  const args = server.process.spawnargs;
-  const port = args[args.indexOf("--inspector-port") + 1];
-  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
-  const devtools = await inspector(target!.webSocketDebuggerUrl);
+  const devtools = await workerInspector(server);
   await devtools.send("Profiler.enable");
   await devtools.send("Profiler.setSamplingInterval", { interval: 100 });
   await work(); // warm-up

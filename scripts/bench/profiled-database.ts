@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type DevServer, generateSecrets, startDevServer } from "../lib/dev-server";
 import type { Recipe } from "./dataset";
-import { type Inspector, inspector } from "./inspector";
+import { type Inspector, workerInspector } from "./inspector";
 import { parseSize } from "./options";
 import { SHAPES, type Shape, recipeOf } from "./shapes";
 import { type BenchAccount, createAccount, createDatabase, fillDatabase } from "./worker-client";
@@ -47,10 +47,7 @@ export async function profiledDatabase(name: string, data: number | Recipe): Pro
     const account = await createAccount(server.url, `${name}@example.com`);
     const databaseId = await createDatabase(account, name);
     const raw = await fillDatabase(account, databaseId, data);
-    const args = server.process.spawnargs;
-    const port = args[args.indexOf("--inspector-port") + 1];
-    const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
-    const devtools = await inspector(target!.webSocketDebuggerUrl);
+    const devtools = await workerInspector(server);
     return { server, account, databaseId, raw, devtools, dir, close };
   } catch (err) {
     console.error(`wrangler's output:\n${server.output().slice(-4000)}`);

@@ -52,10 +52,7 @@ export class Sha256 {
     return { h: [...this.#h], length: this.#length, tail: toBase64(this.#block.subarray(0, this.#filled)) };
   }
 
-  update(input: Uint8Array): this {
-    // compress reads plain Uint8Arrays only (a Buffer, such as gzip's output, is viewed as one):
-    // the same kind of array at every call keeps its optimised code to one case.
-    const bytes = Object.getPrototypeOf(input) === Uint8Array.prototype ? input : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+  update(bytes: Uint8Array): this {
     let offset = 0;
     this.#length += bytes.byteLength;
     if (this.#filled > 0) {

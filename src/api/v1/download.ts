@@ -237,6 +237,3 @@ export const downloadExportRoute = createRoute({
     },
   },
 });
-
-/** The download operation: signature and expiry, then the call rate, then the record. */
-export const downloadExportHandler = (c: Context<AppEnv>) => serveDownload(c);

@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/context";
 import { invalid } from "../../http/errors";
 import { describeIssues } from "../../http/validate";
 import { renderDocsPage } from "../docs-page";
-import { downloadExportHandler, downloadExportRoute } from "./download";
+import { downloadExportRoute, serveDownload } from "./download";
 import { startExportHandler, startExportRoute } from "./start-export";
 
 /** What `GET /api/v1/openapi.json` carries besides the operations. */
@@ -45,7 +45,7 @@ export function createApiV1() {
   // poll.
   const { middleware, ...download } = downloadExportRoute;
   api.openAPIRegistry.registerPath(download);
-  api.on("GET", download.path.replaceAll(/\/{(.+?)}/g, "/:$1"), ...middleware, downloadExportHandler);
+  api.on("GET", download.path.replaceAll(/\/{(.+?)}/g, "/:$1"), ...middleware, serveDownload);
 
   let document: ReturnType<typeof api.getOpenAPI31Document> | undefined;
   const openApiDocument = () => (document ??= api.getOpenAPI31Document(DOCUMENT_INFO));
