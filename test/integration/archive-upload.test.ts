@@ -1,7 +1,16 @@
 import { env } from "cloudflare:workers";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { DumpPosition } from "../../src/databases/dump";
-import { type ArchiveTarget, copyStretch, fixedParts, freshProgress, R2_MIN_PART_BYTES, stageStretch } from "../../src/exports/archive-upload";
+import {
+  type ArchiveTarget,
+  copyStretch,
+  FIRST_PART_BUFFER_BYTES,
+  fixedParts,
+  freshProgress,
+  R2_MIN_PART_BYTES,
+  stageStretch,
+} from "../../src/exports/archive-upload";
 import { stagingKey } from "../../src/exports/store";
 import { sha256Of } from "./export-helpers";
 
@@ -127,6 +136,55 @@ describe("fixedParts", () => {
     expect(last.buffer).not.toBe(first.buffer);
     expect(Array.from(last)).toEqual([3, 3]);
     expect((await parts.next()).done).toBe(true);
+  });
+});
+
+describe("fixedParts, its buffer growing from FIRST_PART_BUFFER_BYTES", () => {
+  it("cuts any stream into the same parts as one buffer of the part size would", async () => {
+    const partSize = fc.integer({ min: 1000, max: 4 * FIRST_PART_BUFFER_BYTES + 7 });
+    const chunkSizes = fc.array(fc.integer({ min: 0, max: 2 * FIRST_PART_BUFFER_BYTES }), { maxLength: 12 });
+    await fc.assert(
+      fc.asyncProperty(partSize, chunkSizes, async (partBytes, sizes) => {
+        const whole = new Uint8Array(sizes.reduce((a, b) => a + b, 0));
+        for (let i = 0; i < whole.byteLength; i++) whole[i] = (i * 31 + (i >> 8)) & 0xff;
+        let at = 0;
+        const stream = new ReadableStream<Uint8Array>({
+          start(controller) {
+            for (const n of sizes) controller.enqueue(whole.slice(at, (at += n)));
+            controller.close();
+          },
+        });
+        const lengths: number[] = [];
+        const joined = new Uint8Array(whole.byteLength);
+        let filled = 0;
+        for await (const part of fixedParts(stream, partBytes)) {
+          joined.set(part, filled);
+          filled += part.byteLength;
+          lengths.push(part.byteLength);
+        }
+        const expected: number[] = [];
+        for (let i = 0; i < whole.byteLength; i += partBytes) expected.push(Math.min(partBytes, whole.byteLength - i));
+        expect(lengths).toEqual(expected);
+        expect(joined.every((byte, i) => byte === whole[i])).toBe(true);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it("yields full parts of exactly the part size once the buffer has grown to it", async () => {
+    const partBytes = 3 * FIRST_PART_BUFFER_BYTES + 5;
+    const { stream, bytes } = source(2 * partBytes + 10);
+    const lengths: number[] = [];
+    const buffers: number[] = [];
+    const joined = new Uint8Array(bytes.byteLength);
+    for await (const part of fixedParts(stream, partBytes)) {
+      joined.set(part, lengths.reduce((a, b) => a + b, 0));
+      lengths.push(part.byteLength);
+      buffers.push(part.buffer.byteLength);
+    }
+    expect(lengths).toEqual([partBytes, partBytes, 10]);
+    expect(buffers.slice(0, 2)).toEqual([partBytes, partBytes]);
+    expect(joined).toEqual(bytes);
   });
 });
 
