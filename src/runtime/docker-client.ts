@@ -107,7 +107,9 @@ export class DockerEngineClient {
     try {
       res = await this.fetcher(url, init);
     } catch (error) {
-      const reason = error instanceof Error && error.name === "TimeoutError" ? "did not answer in time" : "could not be reached";
+      const timedOut = error instanceof Error && error.name === "TimeoutError";
+      // A call its caller gave up on (a closed log stream) says so, not that the engine is down.
+      const reason = timedOut ? "did not answer in time" : req.signal?.aborted ? "call was cancelled by its caller" : "could not be reached";
       throw new RuntimeUnavailableError(`The container engine ${reason} (${method} ${routeOf(url)}).`);
     }
     if (res.ok || req.accept?.includes(res.status)) return res;

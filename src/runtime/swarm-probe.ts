@@ -17,7 +17,8 @@ export interface ProbeDeps {
 }
 
 export async function runNoNewPrivilegesProbe(deps: ProbeDeps, nodes: SwarmNode[]): Promise<ProbeRun[]> {
-  const name = `cp-probe-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
+  // A name of its own per report: two reports at once (the clock stands still within a request) never clash.
+  const name = `cp-probe-${crypto.randomUUID()}`;
   const { body } = await deps.client.json<{ ID: string }>("POST", "/services/create", { json: probeServiceSpec(deps.image, name) });
   try {
     const filters = JSON.stringify({ service: [body.ID] });
