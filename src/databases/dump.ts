@@ -188,7 +188,7 @@ function* tableRows(sql: SqlStorage, table: string, kind: TableListRow | undefin
   let whole = false;
   for (;;) {
     const query = page(after, offset, limit);
-    const read: PageText = (whole && readWholePage(sql, query, page.width, prefix, keyCount)) || readRowByRow(sql, query, prefix, keyCount);
+    const read: PageText = (whole && readWholePage(sql, query, page.whole, prefix, keyCount)) || readRowByRow(sql, query, prefix, keyCount);
     const { bytes, rows, full } = read;
     if (read.after) after = read.after;
     offset += rows;
@@ -222,12 +222,12 @@ function insertOf(literals: string): string {
  * is read through, not left: an unfinished statement would keep SQLite from dropping the snapshot
  * journal's tables when the dump ends.
  */
-function readRowByRow(sql: SqlStorage, query: string, prefix: string, keyCount: number): PageText {
+function readRowByRow(sql: SqlStorage, query: PageQuery, prefix: string, keyCount: number): PageText {
   const inserts: Uint8Array<ArrayBuffer>[] = [];
   let size = 0;
   let full = false;
   let after: string[] | null = null;
-  for (const row of sql.exec(query, prefix).raw()) {
+  for (const row of sql.exec(query.sql, prefix, ...query.params).raw()) {
     const insert = new Uint8Array(row[0] as ArrayBuffer);
     if (full || (size > 0 && size + insert.byteLength > DUMP_CHUNK_BYTES)) {
       full = true;
@@ -249,11 +249,9 @@ function readRowByRow(sql: SqlStorage, query: string, prefix: string, keyCount: 
  * would take the chunk past DUMP_CHUNK_BYTES: it is then read row by row, which cuts the chunk, so
  * both ways give the very same text and positions.
  */
-function readWholePage(sql: SqlStorage, query: string, width: number, prefix: string, keyCount: number): PageText | null {
-  const names = Array.from({ length: width }, (_, i) => `c${i}`);
-  const keys = keyCount === 0 ? "''" : names.slice(1, 1 + keyCount).join("||char(0)||");
+function readWholePage(sql: SqlStorage, query: PageQuery, whole: (text: string) => string, prefix: string, keyCount: number): PageText | null {
   const [joined, keyList, count] = sql
-    .exec(`WITH page(${names.join(",")}) AS (${query}) SELECT CAST(group_concat(c0, '') AS BLOB), group_concat(${keys}, char(0)), count(*) FROM page`, prefix)
+    .exec(whole(query.sql), prefix, ...query.params)
     .raw()
     .next().value as [ArrayBuffer | null, string | null, number];
   if (count === 0) return { bytes: new Uint8Array(0), rows: 0, after: null, full: false };
@@ -302,17 +300,66 @@ export function nextLimit(limit: number, rows: number, full: boolean, bytes: num
   return Math.max(1, Math.min(DUMP_BATCH_ROWS, limit * 2, fit));
 }
 
-/** A page's SELECT (each row's INSERT as bytes, then the walk key as literals, then anything else), and how many columns it has. */
-type Page = ((after: string[] | null, offset: number, limit: number) => string) & { width: number };
+/**
+ * A page's query: the same SQL text on every page of a table (the runtime keeps one prepared
+ * statement per text), with the page's LIMIT, OFFSET and walk key bound (?2 on; ?1 is the INSERT prefix).
+ */
+interface PageQuery {
+  sql: string;
+  params: (string | number)[];
+}
 
-const withWidth = (page: (after: string[] | null, offset: number, limit: number) => string, width: number): Page => Object.assign(page, { width });
+/** A table's pages (each row's INSERT as bytes, then the walk key as literals, then anything else); `whole` wraps a page's SQL for readWholePage. */
+type Page = ((after: string[] | null, offset: number, limit: number) => PageQuery) & { whole: (text: string) => string };
+
+/** `page` with the SQL that reads one of its pages whole: SQLite joins the INSERTs and, NUL-separated, the walk keys of its `keyCount` columns. */
+function paged(page: (after: string[] | null, offset: number, limit: number) => PageQuery, width: number, keyCount: number): Page {
+  const names = Array.from({ length: width }, (_, i) => `c${i}`);
+  const keys = keyCount === 0 ? "''" : names.slice(1, 1 + keyCount).join("||char(0)||");
+  const texts = new Map<string, string>();
+  const whole = (text: string) => {
+    let wrapped = texts.get(text);
+    if (wrapped === undefined) {
+      wrapped = `WITH page(${names.join(",")}) AS (${text}) SELECT CAST(group_concat(c0, '') AS BLOB), group_concat(${keys}, char(0)), count(*) FROM page`;
+      texts.set(text, wrapped);
+    }
+    return wrapped;
+  };
+  return Object.assign(page, { whole });
+}
+
+/**
+ * SQL for the value of the quote() literal bound as ?n (NULL, an integer, a REAL, 'text' or
+ * X'hex'): the value the literal written into the query would have. CASE gives it no affinity,
+ * as a literal has none, so comparisons with a column go exactly as with the literal inline.
+ */
+export function boundLiteral(n: number): string {
+  const p = `?${n}`;
+  return (
+    `(CASE WHEN ${p} = 'NULL' THEN NULL` +
+    ` WHEN substr(${p}, 1, 1) = '''' THEN replace(substr(${p}, 2, length(${p}) - 2), '''''', '''')` +
+    ` WHEN substr(${p}, 1, 2) = 'X''' THEN unhex(substr(${p}, 3, length(${p}) - 3))` +
+    ` WHEN ${p} GLOB '*[.e]*' THEN CAST(${p} AS REAL) ELSE CAST(${p} AS INTEGER) END)`
+  );
+}
+
+/** Bound literals ?first, ?first+1, ... for the `count` parts of a walk key. */
+const boundKey = (first: number, count: number) => Array.from({ length: count }, (_, i) => boundLiteral(first + i));
 
 /** A page of the table as it is now. */
 function livePage(table: string, shape: TableShape): Page {
   const { walk } = shape;
+  const keys = keyExpressions(walk);
   // No aliases: an alias would shadow a column of the same name in ORDER BY and WHERE.
-  const select = `SELECT ${[insertOf(shape.values()), ...keyExpressions(walk)].join(", ")} FROM ${quoteIdent(table)}`;
-  return withWidth((after, offset, limit) => pageQuery(select, walk, after, offset, limit), 1 + keyExpressions(walk).length);
+  const select = `SELECT ${[insertOf(shape.values()), ...keys].join(", ")} FROM ${quoteIdent(table)}`;
+  if (walk.kind === "offset") {
+    const text = `${select} LIMIT ?2 OFFSET ?3`;
+    return paged((_after, offset, limit) => ({ sql: text, params: [limit, offset] }), 1, 0);
+  }
+  const order = (walk.kind === "rowid" ? [walk.name] : walk.columns.map(quoteIdent)).join(",");
+  const first = `${select} ORDER BY ${order} LIMIT ?2`;
+  const next = `${select} WHERE (${order}) > (${boundKey(3, keys.length).join(",")}) ORDER BY ${order} LIMIT ?2`;
+  return paged((after, _offset, limit) => (after ? { sql: next, params: [limit, ...after] } : { sql: first, params: [limit] }), 1 + keys.length, keys.length);
 }
 
 /**
@@ -324,15 +371,19 @@ function journalPage(table: string, shape: TableShape, plan: TablePlan): Page {
   const j = quoteIdent(plan.journal);
   if (plan.mode === "copy") {
     // A virtual table was copied whole into its journal when the dump began.
-    return withWidth((after, _offset, limit) => `SELECT ${insertOf("image")}, quote(k) FROM ${j}${after ? ` WHERE k > ${after[0]}` : ""} ORDER BY k LIMIT ${limit}`, 2);
+    const head = `SELECT ${insertOf("image")}, quote(k) FROM ${j}`;
+    const first = `${head} ORDER BY k LIMIT ?2`;
+    const next = `${head} WHERE k > ${boundLiteral(3)} ORDER BY k LIMIT ?2`;
+    return paged((after, _offset, limit) => (after ? { sql: next, params: [limit, after[0]!] } : { sql: first, params: [limit] }), 2, 1);
   }
   const t = quoteIdent(table);
   const keys = plan.keys;
   const k = keys.map((_, i) => `k${i}`);
   // The rowid's names (rowid, _rowid_, oid) are left bare: SQLite knows them only so.
   const live = keys.map((c) => `${t}.${plan.mode === "rowid" ? c : quoteIdent(c)}`);
-  const range = (cols: string[], after: string[] | null) => {
-    const parts = after ? [`(${cols.join(",")}) > (${after.join(",")})`] : [];
+  const after = boundKey(3, keys.length);
+  const range = (cols: string[], from: boolean) => {
+    const parts = from ? [`(${cols.join(",")}) > (${after.join(",")})`] : [];
     if (plan.mode === "rowid") parts.push(`${cols[0]} <= ${plan.maxRowid ?? "NULL"}`);
     return parts;
   };
@@ -340,14 +391,15 @@ function journalPage(table: string, shape: TableShape, plan: TablePlan): Page {
   const order = k.map((_, i) => String(2 + keys.length + i)).join(",");
   // One compound SELECT ordered by the raw keys (the columns after v and the quoted keys): SQLite
   // merges the two arms, each walked in key order, so a page costs the same wherever it starts.
-  // Everything but the range is the same on every page, so it is written once per table.
   const liveArm = `SELECT ${insertOf(shape.values((c) => `${t}.${quoteIdent(c)}`))}, ${live.map((c) => `quote(${c})`).join(", ")}, ${live.join(", ")} FROM ${t} WHERE`;
   const journalArm = `SELECT ${insertOf("image")}, ${k.map((name) => `quote(${name})`).join(", ")}, ${k.join(", ")} FROM ${j} WHERE`;
-  const query = (after: string[] | null, _offset: number, limit: number) =>
-    `${liveArm} ${[...range(live, after), known].join(" AND ")}
-     UNION ALL ${journalArm} ${[...range(k, after), "image IS NOT NULL"].join(" AND ")}
-     ORDER BY ${order} LIMIT ${limit}`;
-  return withWidth(query, 1 + 2 * keys.length);
+  const text = (from: boolean) =>
+    `${liveArm} ${[...range(live, from), known].join(" AND ")}
+     UNION ALL ${journalArm} ${[...range(k, from), "image IS NOT NULL"].join(" AND ")}
+     ORDER BY ${order} LIMIT ?2`;
+  const first = text(false);
+  const next = text(true);
+  return paged((from, _offset, limit) => (from ? { sql: next, params: [limit, ...from] } : { sql: first, params: [limit] }), 1 + 2 * keys.length, keys.length);
 }
 
 /**
@@ -379,15 +431,7 @@ function keyExpressions(walk: Walk): string[] {
   return [];
 }
 
-function pageQuery(select: string, walk: Walk, after: string[] | null, offset: number, limit: number): string {
-  if (walk.kind === "offset") return `${select} LIMIT ${limit} OFFSET ${offset}`;
-  const order = walk.kind === "rowid" ? [walk.name] : walk.columns.map(quoteIdent);
-  // `after` holds quote() output, which is a literal SQLite itself produced, so it is safe to inline.
-  const where = after ? ` WHERE (${order.join(",")}) > (${after.join(",")})` : "";
-  return `${select}${where} ORDER BY ${order.join(",")} LIMIT ${limit}`;
-}
-
-/** A SQL literal as quote() prints it: a position's walk key is inlined into the next page's query. */
+/** A SQL literal as quote() prints it: a position's walk key, bound into the next page's query and read back by boundLiteral. */
 const QUOTED_LITERAL = /^(NULL|-?\d+(\.\d+)?(e[+-]\d+)?|'([^']|'')*'|X'[0-9A-F]*')$/;
 
 /** Whether `position` can be a position in a dump of `tables` tables, its key made of quote() literals. */

@@ -250,8 +250,8 @@ export const FIRST_PART_BUFFER_BYTES = 64 * 1024;
  * Cuts a byte stream into parts of exactly `partBytes` (the last may be shorter), passing every
  * chunk to `onChunk` first. Every full part is the same buffer, filled again, so a large archive
  * leaves no trail of part-sized garbage behind it: a yielded part stays intact until the next
- * part is asked for (the caller uploads it, awaited, before asking). The last, shorter part is a
- * copy of its own. The buffer starts at FIRST_PART_BUFFER_BYTES and grows to the part size only
+ * part is asked for (the caller uploads it, awaited, before asking), and the buffer is freed once
+ * the stream ends. The last, shorter part is a copy of its own. The buffer starts at FIRST_PART_BUFFER_BYTES and grows to the part size only
  * as the archive does: an archive of a few hundred bytes (an empty database's) costs no 10 MiB
  * allocation, which zeroing alone made a tenth of a start's work under load.
  *
@@ -288,7 +288,12 @@ export async function* fixedParts(
     }
   }
   if (options.release && copied !== undefined) release(copied);
-  if (part && filled > 0) yield part.slice(0, filled);
+  if (part === undefined) return;
+  // The part buffer (up to 10 MiB) is freed at once rather than left to the next collection: the
+  // last full part was uploaded before this one was asked for, and the last short one is a copy.
+  const last = filled > 0 ? part.slice(0, filled) : undefined;
+  release(part.buffer);
+  if (last) yield last;
 }
 
 /** `part`'s bytes in a buffer of `bytes`; the old buffer is handed back at once (release.ts). */

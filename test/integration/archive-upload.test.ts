@@ -135,6 +135,8 @@ describe("fixedParts", () => {
     const last = (await parts.next()).value!;
     expect(last.buffer).not.toBe(first.buffer);
     expect(Array.from(last)).toEqual([3, 3]);
+    // The part buffer is freed once the last part is cut, not left to the garbage collector.
+    expect(first.buffer.byteLength).toBe(0);
     expect((await parts.next()).done).toBe(true);
   });
 });
