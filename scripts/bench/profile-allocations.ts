@@ -1,5 +1,5 @@
 /**
- * `npx tsx scripts/bench/profile-allocations.ts [--size 200MB] [--shape mixed]`: what the Worker's
+ * `npx tsx scripts/bench/profile-allocations.ts [--size 200MB] [--shape mixed] [--old-only]`: what the Worker's
  * isolate allocates on its JS heap during one export, by function. Runs V8's sampling heap
  * profiler (`HeapProfiler.startSampling` with `includeObjectsCollectedByMajorGC` and
  * `includeObjectsCollectedByMinorGC`, so garbage counts too) through wrangler's inspector over the
@@ -33,20 +33,23 @@ function bySite(root: SamplingNode): Map<string, { bytes: number; callers: Map<s
   return sites;
 }
 
-const { shape, data } = profileData("200MB");
+// --old-only leaves out what minor collections freed: what outlived the young generation, the
+// garbage that piles up in the old generation until a major collection (or is still live).
+const { shape, data, flags } = profileData("200MB", ["old-only"]);
+const oldOnly = flags.has("old-only");
 const db = await profiledDatabase("allocations", data);
 const MB = 1e6;
 try {
   const { account, databaseId, raw, devtools } = db;
   await devtools.send("HeapProfiler.enable");
-  await devtools.send("HeapProfiler.startSampling", { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  await devtools.send("HeapProfiler.startSampling", { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: !oldOnly });
   const ready = await waitUntilReady(await startExport(account, databaseId));
   const { profile } = (await devtools.send<{ profile: { head: SamplingNode } }>("HeapProfiler.stopSampling", {}, 60_000))!;
   devtools.close();
   const sites = [...bySite(profile.head)].sort((a, b) => b[1].bytes - a[1].bytes);
   const total = sites.reduce((n, [, s]) => n + s.bytes, 0);
   console.log(`Export of ${(raw / MB).toFixed(0)} MB raw (${shape}) ready in ${(ready.totalMs / 1000).toFixed(1)} s`);
-  console.log(`Allocated on the JS heap over the export (sampled): ${(total / MB).toFixed(0)} MB`);
+  console.log(`${oldOnly ? "Allocated and not freed by a minor collection" : "Allocated on the JS heap"} over the export (sampled): ${(total / MB).toFixed(0)} MB`);
   for (const [name, site] of sites.slice(0, 20)) {
     console.log(`${(site.bytes / MB).toFixed(1).padStart(8)} MB ${((100 * site.bytes) / total).toFixed(1).padStart(5)}%  ${name}`);
     for (const [caller, bytes] of [...site.callers].sort((a, b) => b[1] - a[1]).slice(0, 2)) {

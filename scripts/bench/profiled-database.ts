@@ -14,12 +14,17 @@ import { parseSize } from "./options";
 import { SHAPES, type Shape, recipeOf } from "./shapes";
 import { type BenchAccount, createAccount, createDatabase, fillDatabase } from "./worker-client";
 
-/** What to fill the database with: mixed rows of `--size` (default `defaultSize`), or a shape of shapes.ts (a tenth with `--quick`). */
-export function profileData(defaultSize: string): { shape: Shape; data: number | Recipe } {
-  const { values } = parseArgs({ options: { size: { type: "string", default: defaultSize }, shape: { type: "string", default: "mixed" }, quick: { type: "boolean", default: false } } });
+/**
+ * What to fill the database with: mixed rows of `--size` (default `defaultSize`), or a shape of
+ * shapes.ts (a tenth with `--quick`); `flags` are a script's own boolean options, read alongside.
+ */
+export function profileData(defaultSize: string, flags: string[] = []): { shape: Shape; data: number | Recipe; flags: Set<string> } {
+  const own = Object.fromEntries(flags.map((f) => [f, { type: "boolean" as const, default: false }]));
+  const { values } = parseArgs({ options: { size: { type: "string", default: defaultSize }, shape: { type: "string", default: "mixed" }, quick: { type: "boolean", default: false }, ...own } });
   const shape = values.shape as Shape;
   if (!(SHAPES as readonly string[]).includes(shape)) throw new Error(`--shape takes ${SHAPES.join(", ")}`);
-  return { shape, data: shape === "mixed" ? parseSize(values.size!) : recipeOf(shape, values.quick!) };
+  const set = new Set(flags.filter((f) => (values as Record<string, unknown>)[f] === true));
+  return { shape, data: shape === "mixed" ? parseSize(values.size as string) : recipeOf(shape, values.quick as boolean), flags: set };
 }
 
 export interface ProfiledDatabase {
