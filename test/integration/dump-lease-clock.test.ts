@@ -38,15 +38,21 @@ const leaseRecord = (stub: ManagedDatabaseStub) => inObject(stub, (state) => sta
 
 afterEach(() => void vi.useRealTimers());
 
+/** Turns the fake clock on, opens a leased dump of `stub` and reads its first piece (at `readAt`). */
+async function leasedDump(stub: ManagedDatabaseStub) {
+  vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
+  const lease = crypto.randomUUID();
+  const id = await stub.openDump({ lease });
+  const readAt = Date.now();
+  const first = (await stub.readDump(id))!;
+  return { lease, id, readAt, first };
+}
+
 describe("a leased dump on the clock", () => {
   it("lapses DUMP_LEASE_MS after its last read: the journal is dropped and resumeDump answers null", async () => {
     const db = freshDatabase();
     await runSql(db.stub, DATA);
-    vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
-    const lease = crypto.randomUUID();
-    const id = await db.stub.openDump({ lease });
-    const readAt = Date.now();
-    const first = (await db.stub.readDump(id))!;
+    const { lease, id, readAt, first } = await leasedDump(db.stub);
     expect(first.next).not.toBeNull();
     await db.stub.closeDump(id);
     expect(await journalObjects(db.stub)).not.toEqual([]);
@@ -69,10 +75,7 @@ describe("a leased dump on the clock", () => {
   it("is refused by the clock alone once its deadline has passed, even before the expiry timer has run", async () => {
     const db = freshDatabase();
     await runSql(db.stub, DATA);
-    vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
-    const lease = crypto.randomUUID();
-    const id = await db.stub.openDump({ lease });
-    const first = (await db.stub.readDump(id))!;
+    const { lease, id, first } = await leasedDump(db.stub);
     await db.stub.closeDump(id);
 
     // The system time jumps to the deadline without running any timer (as when the timer is late).
@@ -89,11 +92,8 @@ describe("a leased dump on the clock", () => {
     const db = freshDatabase();
     await runSql(db.stub, DATA);
     const whole = (await readText(dumpStream(db.stub))).text;
-    vi.useFakeTimers({ toFake: ["Date", "setTimeout", "clearTimeout"] });
-    const lease = crypto.randomUUID();
-    const id = await db.stub.openDump({ lease });
-    const first = (await db.stub.readDump(id))!;
-    const firstDeadline = Date.now() + DUMP_LEASE_MS;
+    const { lease, id, readAt, first } = await leasedDump(db.stub);
+    const firstDeadline = readAt + DUMP_LEASE_MS;
 
     // A second read a while later (within the reader's idle limit) renews the lease.
     const gap = DUMP_IDLE_TIMEOUT_MS / 2;
