@@ -41,20 +41,42 @@ export async function prepareDataset(ctx: BenchContext, account: BenchAccount, r
   return { label, databaseId, nativePath, rawBytes: workerRaw };
 }
 
-/** Peak resident memory per workerd, and each isolate's peak heap and ArrayBuffers, while `work` runs. */
-async function withPeak<T>(ctx: BenchContext, work: () => Promise<T>): Promise<[T, RssByRole, { peaks: IsolatePeaks; start: IsolatePeaks }]> {
+/** Peak resident memory per workerd while `work` runs (read from /proc: nothing attaches to the runtime). */
+async function withRss<T>(ctx: BenchContext, work: () => Promise<T>): Promise<[T, RssByRole]> {
+  const { server } = ctx.worker;
+  const peak = new RssPeak(server.process.pid!, server.port);
+  try {
+    return [await work(), peak.stop()];
+  } catch (err) {
+    peak.stop();
+    throw err;
+  }
+}
+
+/**
+ * Each isolate's peak heap and ArrayBuffers while `work` runs, through an inspector session on
+ * every isolate of the runtime, and the runtime's peak RSS beside them. The sessions slow the
+ * whole runtime (an export of 1 GB took 112-130 s with them against 96-104 s without, and a
+ * `/healthz` waited up to 20 s behind it), so the speed and responsiveness figures come from
+ * runs without them (withRss) and these runs give the memory figures only.
+ */
+async function withIsolates<T>(ctx: BenchContext, work: () => Promise<T>): Promise<[T, RssByRole, { peaks: IsolatePeaks; start: IsolatePeaks }]> {
   const { server } = ctx.worker;
   const runtime = findWorkerd(server.process.pid!, server.port).find((p) => p.role === "runtime")!;
   const isolates = await IsolatePeak.start(server, runtime.pid);
-  const peak = new RssPeak(server.process.pid!, server.port);
   try {
-    const result = await work();
-    return [result, peak.stop(), await isolates.stop()];
+    const [result, rss] = await withRss(ctx, work);
+    return [result, rss, await isolates.stop()];
   } catch (err) {
-    peak.stop();
     await isolates.stop();
     throw err;
   }
+}
+
+/** The Worker's own isolate at its peak: JS heap in use plus ArrayBuffers, bytes. */
+function ownPeak(peaks: IsolatePeaks): number {
+  const { worker } = splitPeaks(peaks);
+  return worker.heapUsed + worker.arrayBuffers;
 }
 
 const mb = (bytes: number) => (bytes / MB).toFixed(0);
@@ -71,13 +93,40 @@ function memoryNote(what: string, rss: number, idle: number, isolates: { peaks: 
   );
 }
 
+/** One export, start request to the archive ready, with a `/healthz` probe beside it. */
+async function timedExport(ctx: BenchContext, account: BenchAccount, data: Dataset) {
+  const probe = probeHealthz(ctx.worker.server.url);
+  const started = await startExport(account, data.databaseId);
+  const ready = await waitUntilReady(started);
+  return { url: started.url, startMs: started.startMs, slowestHealthz: slowest(await probe.stop()), ...ready };
+}
+
 /**
  * Measures export and download of one dataset, each on a freshly restarted Worker, so the memory
- * peaks owe nothing to earlier sizes (the export runs share one runtime: a peak that climbs from
- * run to run would show memory kept between exports); returns the table rows.
+ * peaks owe nothing to earlier sizes (the runs of one kind share one runtime: a peak that climbs
+ * from run to run would show memory kept between exports); returns the table rows. The isolate
+ * figures come from runs of their own, before the timed ones (withIsolates says why).
  */
 export async function measureExportAndDownload(ctx: BenchContext, account: BenchAccount, data: Dataset): Promise<ResultRow[]> {
   const { label } = data;
+  const runs = ctx.options.runs;
+  let last: { url: string; archiveBytes: number; sha256: string } | undefined;
+  const sameArchive = (what: string, ready: { sha256: string }) => {
+    if (last) ctx.check(`${label} ${what} archive`, last.sha256 === ready.sha256, `same SHA-256 as the run before: ${ready.sha256.slice(0, 16)}...`);
+  };
+
+  ctx.progress(`${label}: restarting wrangler dev`);
+  await ctx.worker.restart();
+  const exportIsolate: number[] = [];
+  for (let run = 1; run <= runs; run++) {
+    ctx.progress(`${label}: export run ${run}/${runs}, isolate memory`);
+    const [ready, peak, isolates] = await withIsolates(ctx, () => timedExport(ctx, account, data));
+    exportIsolate.push(ownPeak(isolates.peaks));
+    if (run === 1) ctx.note(memoryNote(`${label} export`, peak.runtime, ctx.worker.idleRss.runtime, isolates));
+    sameArchive(`export memory run ${run}`, ready);
+    last = ready;
+  }
+
   ctx.progress(`${label}: restarting wrangler dev`);
   await ctx.worker.restart();
   const idle = ctx.worker.idleRss;
@@ -87,26 +136,15 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
   const idleHealthz: number[] = [];
   const startReply: number[] = [];
   const slowestHealthz: number[] = [];
-  const exportIsolate: number[] = [];
-  const base = ctx.worker.server.url;
-  let last: { url: string; archiveBytes: number; sha256: string } | undefined;
-  for (let run = 1; run <= ctx.options.runs; run++) {
-    ctx.progress(`${label}: export run ${run}/${ctx.options.runs}`);
-    idleHealthz.push(await idleHealthzMs(base));
-    const [ready, peak, isolates] = await withPeak(ctx, async () => {
-      const probe = probeHealthz(base);
-      const started = await startExport(account, data.databaseId);
-      startReply.push(started.startMs);
-      const result = { url: started.url, ...(await waitUntilReady(started)) };
-      slowestHealthz.push(slowest(await probe.stop()));
-      return result;
-    });
+  for (let run = 1; run <= runs; run++) {
+    ctx.progress(`${label}: export run ${run}/${runs}, timed`);
+    idleHealthz.push(await idleHealthzMs(ctx.worker.server.url));
+    const [ready, peak] = await withRss(ctx, () => timedExport(ctx, account, data));
+    startReply.push(ready.startMs);
+    slowestHealthz.push(ready.slowestHealthz);
     worker.push(data.rawBytes / MB / (ready.totalMs / 1000));
     exportPeak.push(peak.runtime);
-    const { worker: own } = splitPeaks(isolates.peaks);
-    exportIsolate.push(own.heapUsed + own.arrayBuffers);
-    if (run === 1) ctx.note(memoryNote(`${label} export`, peak.runtime, idle.runtime, isolates));
-    if (last) ctx.check(`${label} export run ${run} archive`, last.sha256 === ready.sha256, `same SHA-256 as the run before: ${ready.sha256.slice(0, 16)}...`);
+    sameArchive(`export run ${run}`, ready);
     last = ready;
     const nat = await nativeExport(data.nativePath);
     native.push(data.rawBytes / MB / nat.seconds);
@@ -127,20 +165,25 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
     trip.extraObjects.length === 0 ? "only the database's own tables and indexes" : `also holds objects the database's owner never made: ${trip.extraObjects.join(", ")}`,
   );
 
-  // A fresh runtime again, so the download's peak does not include what the exports left behind.
+  // A fresh runtime again, so the download's peak does not include what the exports left behind;
+  // the isolate figures first, then the timed downloads, as for the export.
+  await ctx.worker.restart();
+  const downloadIsolate: number[] = [];
+  for (let run = 1; run <= runs; run++) {
+    ctx.progress(`${label}: download run ${run}/${runs}, isolate memory`);
+    const [, peak, isolates] = await withIsolates(ctx, () => curlDownload(last.url));
+    downloadIsolate.push(ownPeak(isolates.peaks));
+    if (run === 1) ctx.note(memoryNote(`${label} download`, peak.runtime, ctx.worker.idleRss.runtime, isolates));
+  }
   await ctx.worker.restart();
   const downloadIdle = ctx.worker.idleRss;
   const download: number[] = [];
   const nginx: number[] = [];
   const downloadPeak: number[] = [];
   const proxyPeak: number[] = [];
-  const downloadIsolate: number[] = [];
-  for (let run = 1; run <= ctx.options.runs; run++) {
-    ctx.progress(`${label}: download run ${run}/${ctx.options.runs}`);
-    const [got, peak, isolates] = await withPeak(ctx, () => curlDownload(last.url));
-    const { worker: own } = splitPeaks(isolates.peaks);
-    downloadIsolate.push(own.heapUsed + own.arrayBuffers);
-    if (run === 1) ctx.note(memoryNote(`${label} download`, peak.runtime, downloadIdle.runtime, isolates));
+  for (let run = 1; run <= runs; run++) {
+    ctx.progress(`${label}: download run ${run}/${runs}, timed`);
+    const [got, peak] = await withRss(ctx, () => curlDownload(last.url));
     download.push(mbPerSecond(got.bytes, got.seconds));
     downloadPeak.push(peak.runtime);
     proxyPeak.push(peak.proxy);
