@@ -55,10 +55,10 @@ async function withRss<T>(ctx: BenchContext, work: () => Promise<T>): Promise<[T
 
 /**
  * Each isolate's peak heap and ArrayBuffers while `work` runs, through an inspector session on
- * every isolate of the runtime, and the runtime's peak RSS beside them. The sessions slow the
- * whole runtime (an export of 1 GB took 112-130 s with them against 96-104 s without, and a
- * `/healthz` waited up to 20 s behind it), so the speed and responsiveness figures come from
- * runs without them (withRss) and these runs give the memory figures only.
+ * every isolate of the runtime, and the runtime's peak RSS beside them. The sessions hold up the
+ * whole runtime: during 1 GB exports a `/healthz` waited up to 20.6 s with them (1.9 and 7.1 s in
+ * two other runs) and at most 1.8 s without (README, Latest figures), so the speed and
+ * responsiveness figures come from runs without them (withRss) and these give memory only.
  */
 async function withIsolates<T>(ctx: BenchContext, work: () => Promise<T>): Promise<[T, RssByRole, { peaks: IsolatePeaks; start: IsolatePeaks }]> {
   const { server } = ctx.worker;
