@@ -17,6 +17,7 @@ import { measureLatency } from "./bench/latency-phase";
 import { measureWritesDuringExport } from "./bench/writes-phase";
 import { describeMachine } from "./bench/machine";
 import { judgeGoals } from "./bench/goals";
+import { setLocalTraces } from "./bench/local-traces";
 import { missingTools } from "./bench/native";
 import { measureRequests } from "./bench/request-phase";
 import { startNginx } from "./bench/nginx";
@@ -64,6 +65,7 @@ function output(): Pick<BenchContext, "log" | "progress"> {
 
 async function main(): Promise<void> {
   const options = readOptions();
+  setLocalTraces(options.localTraces);
   if (options.rebuild) {
     // --rebuild measures redeploys of a one-file change with the cache warm, against the Docker CLI.
     await runRebuildBench(options, output());

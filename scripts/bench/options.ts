@@ -39,6 +39,8 @@ export interface BenchOptions {
   /** wrk's connections and seconds per run for the request rows. */
   wrkConnections: number;
   wrkSeconds: number;
+  /** Leave wrangler's local trace recording on (its default) in every wrangler dev the bench starts. */
+  localTraces: boolean;
 }
 
 export const USAGE = `Usage: npm run bench -- [flags]
@@ -64,6 +66,8 @@ export const USAGE = `Usage: npm run bench -- [flags]
   --no-requests      a full run without the request rows
   --wrk-connections N  wrk connections for the request rows (default 20)
   --wrk-seconds N    seconds per wrk run (default 8; 3 with --quick)
+  --local-traces     leave wrangler's local trace recording on (X_LOCAL_OBSERVABILITY, on by default
+                     in wrangler dev), on both sides; the bench turns it off unless given this flag
 
   --apps             only the apps benchmark, in about 2 minutes (needs dockerd at /var/run/docker.sock
                      and /bin/busybox): Deploy to live through the Worker against git archive + docker
@@ -125,6 +129,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
       "no-requests": { type: "boolean", default: false },
       "wrk-connections": { type: "string" },
       "wrk-seconds": { type: "string" },
+      "local-traces": { type: "boolean", default: false },
     },
     strict: true,
   });
@@ -157,5 +162,6 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     noRequests: values["no-requests"]!,
     wrkConnections: positive("wrk-connections", values["wrk-connections"], 20),
     wrkSeconds: positive("wrk-seconds", values["wrk-seconds"], values.quick ? 3 : 8),
+    localTraces: values["local-traces"]!,
   };
 }

@@ -12,6 +12,7 @@ import { parseArgs, promisify } from "node:util";
 import { RECORD_KEEP_MS } from "../../src/exports/record-keep";
 import { ROOT, generateSecrets, startDevServer } from "../lib/dev-server";
 import { workerInspector } from "./inspector";
+import { setLocalTraces } from "./local-traces";
 import { runLoad } from "./load";
 import { createAccount, createDatabase, startExport, waitUntilReady } from "./worker-client";
 import { wrk } from "./wrk";
@@ -31,6 +32,8 @@ const { values } = parseArgs({ options: { route: { type: "string", default: "pol
 const seconds = Number(values.seconds);
 const dir = mkdtempSync(join(tmpdir(), "control-plane-profile-request-"));
 const persistTo = join(dir, "state");
+// As in the bench: wrangler's local trace recording off (local-traces.ts).
+setLocalTraces(false);
 const server = await startDevServer({ persistTo, vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0", RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_BURST: "1000000" } });
 try {
   const base = `http://127.0.0.1:${server.port}`;

@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { type DevServer, generateSecrets, startDevServer } from "../lib/dev-server";
 import type { Recipe } from "./dataset";
 import { type Inspector, workerInspector } from "./inspector";
+import { setLocalTraces } from "./local-traces";
 import { parseSize } from "./options";
 import { SHAPES, type Shape, recipeOf } from "./shapes";
 import { type BenchAccount, createAccount, createDatabase, fillDatabase } from "./worker-client";
@@ -43,6 +44,7 @@ export interface ProfiledDatabase {
 /** Starts `wrangler dev` (no call limit, no export cooldown), fills one database and connects to the Worker isolate's inspector. */
 export async function profiledDatabase(name: string, data: number | Recipe): Promise<ProfiledDatabase> {
   const dir = mkdtempSync(join(tmpdir(), `control-plane-${name}-`));
+  setLocalTraces(false); // as in the bench (local-traces.ts)
   const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0", RATE_LIMIT_PER_MINUTE: "1000000", RATE_LIMIT_BURST: "1000000" } });
   const close = async (options: { keepDir?: boolean } = {}) => {
     await server.stop();

@@ -102,6 +102,7 @@ export function renderTable(report: BenchReport): string {
     `Tools: ${Object.entries(machine.tools).map(([k, v]) => `${k} ${v}`).join(", ")}`,
     "Each cell: median [min-max] over the runs. Ratio = Worker median / baseline median.",
     "Floor: the same measure on a trivial Hono Worker under the same wrangler dev; vs floor = Worker median / floor median.",
+    `wrangler's local trace recording: ${report.options.localTraces ? "on, both sides (--local-traces)" : "off, both sides (--local-traces keeps it on)"}.`,
     "",
   ];
   const lines = [["Measure", "Worker", "Baseline", "", "Ratio", "Floor", "vs floor", ""]];
