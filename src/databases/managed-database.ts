@@ -35,6 +35,15 @@ export const DUMP_IDLE_TIMEOUT_MS = 120_000;
  */
 export const DUMP_LEASE_MS = 5 * 60_000;
 
+/**
+ * A lease's deadline moves with every read, in memory; its stored record (what an object that was
+ * evicted or restarted goes by) is written again only once it has fallen this far behind. Writing
+ * it on every read held each piece's reply until the write was on disk (the object's output
+ * gate): one disk flush per piece, about every 256 KiB of dump, and one billed write. So after a
+ * restart a lease holds its snapshot for at least DUMP_LEASE_MS minus this after the last read.
+ */
+export const LEASE_WRITE_INTERVAL_MS = 30_000;
+
 /** What openDump takes. */
 export interface OpenDumpOptions {
   /** A lease (named by an export's id) that keeps the snapshot across readers, so a later one can resumeDump. */
@@ -56,6 +65,8 @@ const LEASE_KEY = "dump-lease";
 interface Lease extends LeaseRecord {
   /** False for a dump read by one reader only (openDump without a lease): it ends with that reader. */
   persisted: boolean;
+  /** The deadline in the stored record (0: none written yet). */
+  storedExpiresAt: number;
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
@@ -106,7 +117,7 @@ export class ManagedDatabase extends DurableObject<Env> {
     void ctx.blockConcurrencyWhile(async () => {
       const saved = await ctx.storage.get<LeaseRecord>(LEASE_KEY);
       if (saved && saved.expiresAt > Date.now()) {
-        this.#lease = { ...saved, persisted: true, timer: undefined };
+        this.#lease = { ...saved, persisted: true, storedExpiresAt: saved.expiresAt, timer: undefined };
         this.#lease.timer = this.#expireAt(saved);
       } else {
         if (saved) await ctx.storage.delete(LEASE_KEY);
@@ -230,17 +241,19 @@ export class ManagedDatabase extends DurableObject<Env> {
       this.ctx.storage.transactionSync(() => dropJournal(this.ctx.storage.sql));
       throw err instanceof JournalFull ? new Error(err.message) : err;
     }
-    this.#lease = { id: lease, expiresAt: Infinity, persisted, timer: undefined };
+    this.#lease = { id: lease, expiresAt: Infinity, persisted, storedExpiresAt: 0, timer: undefined };
     if (persisted) this.#renew();
   }
 
-  /** Renews the lease in force: its snapshot is kept for DUMP_LEASE_MS from now. */
+  /** Renews the lease in force: its snapshot is kept for DUMP_LEASE_MS from now (stored as LEASE_WRITE_INTERVAL_MS says). */
   #renew(): void {
     const lease = this.#lease;
     if (!lease?.persisted) return;
     clearTimeout(lease.timer);
     lease.expiresAt = Date.now() + DUMP_LEASE_MS;
     lease.timer = this.#expireAt(lease);
+    if (lease.expiresAt - lease.storedExpiresAt < LEASE_WRITE_INTERVAL_MS) return;
+    lease.storedExpiresAt = lease.expiresAt;
     void this.ctx.storage.put(LEASE_KEY, this.#record(lease));
   }
 
@@ -260,7 +273,9 @@ export class ManagedDatabase extends DurableObject<Env> {
     if (!over) return;
     lease.failure = journalFullMessage(over.maxBytes);
     this.ctx.storage.transactionSync(() => dropJournal(this.ctx.storage.sql));
-    if (lease.persisted) void this.ctx.storage.put(LEASE_KEY, this.#record(lease));
+    if (!lease.persisted) return;
+    lease.storedExpiresAt = lease.expiresAt;
+    void this.ctx.storage.put(LEASE_KEY, this.#record(lease));
   }
 
   #run(sql: string, params: SqlValue[]): ExecuteOutcome {

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { DUMP_IDLE_TIMEOUT_MS, DUMP_LEASE_MS } from "../../src/databases/managed-database";
+import { DUMP_IDLE_TIMEOUT_MS, DUMP_LEASE_MS, LEASE_WRITE_INTERVAL_MS } from "../../src/databases/managed-database";
 import { type ManagedDatabaseStub, freshDatabase, journalObjects, readText, runSql, textOf } from "./dump-helpers";
 import { dumpStream } from "../../src/databases/dump-stream";
 
@@ -120,6 +120,51 @@ describe("a leased dump on the clock", () => {
     const rest = await readText(dumpStream(db.stub, { id: again! }));
     expect(textOf([first, second]) + rest.text).toBe(whole);
     // Read to its end, the lease is over and its journal gone.
+    expect(await journalObjects(db.stub)).toEqual([]);
+    expect(await leaseRecord(db.stub)).toBeUndefined();
+  });
+
+  it("stores a renewal only once the stored deadline has fallen LEASE_WRITE_INTERVAL_MS behind, while every read moves the deadline kept", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, DATA);
+    const { lease, id, readAt } = await leasedDump(db.stub);
+    const stored = { id: lease, expiresAt: readAt + DUMP_LEASE_MS };
+    expect(await leaseRecord(db.stub)).toEqual(stored);
+
+    // A read sooner than the interval: the stored record stays, the snapshot's deadline moves.
+    await advance(db.stub, LEASE_WRITE_INTERVAL_MS - 1);
+    expect(await db.stub.readDump(id)).not.toBeNull();
+    const moved = Date.now() + DUMP_LEASE_MS;
+    expect(await leaseRecord(db.stub)).toEqual(stored);
+    // A read once the stored deadline is the interval behind writes the new one.
+    await advance(db.stub, 1);
+    expect(await db.stub.readDump(id)).not.toBeNull();
+    const last = Date.now() + DUMP_LEASE_MS;
+    expect(await leaseRecord(db.stub)).toEqual({ id: lease, expiresAt: last });
+    expect(last - moved).toBe(1);
+    await db.stub.closeDump(id);
+
+    // The snapshot is kept until the last read's deadline, not the first one's.
+    await advance(db.stub, last - Date.now() - 1);
+    expect(await journalObjects(db.stub)).not.toEqual([]);
+    await advance(db.stub, 1);
+    expect(await journalObjects(db.stub)).toEqual([]);
+  });
+
+  it("keeps the snapshot past the stored deadline when reads came sooner than the interval, up to the last read's deadline", async () => {
+    const db = freshDatabase();
+    await runSql(db.stub, DATA);
+    const { lease, id, readAt } = await leasedDump(db.stub);
+    await advance(db.stub, LEASE_WRITE_INTERVAL_MS / 2);
+    expect(await db.stub.readDump(id)).not.toBeNull();
+    const deadline = Date.now() + DUMP_LEASE_MS;
+    await db.stub.closeDump(id);
+    expect(await leaseRecord(db.stub)).toEqual({ id: lease, expiresAt: readAt + DUMP_LEASE_MS });
+
+    // Past the stored deadline the lease in force still holds the snapshot, to its own deadline.
+    await advance(db.stub, readAt + DUMP_LEASE_MS - Date.now());
+    expect(await journalObjects(db.stub)).not.toEqual([]);
+    await advance(db.stub, deadline - Date.now());
     expect(await journalObjects(db.stub)).toEqual([]);
     expect(await leaseRecord(db.stub)).toBeUndefined();
   });

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { dumpSql } from "../../src/databases/dump";
+import { dropJournal, openJournal } from "../../src/databases/snapshot-journal";
 import { freshDatabase, runSql, textOf, withSql } from "./dump-helpers";
 
 /**
@@ -86,4 +87,39 @@ describe("dump pages read whole", () => {
       expect(text).toContain(`INSERT INTO "t"("id","v") VALUES(4000,2.0e+03);\n`);
     });
   }, 120_000);
+
+  it("bind no page's LIMIT or OFFSET as a bare parameter, so each page's statement is prepared once", async () => {
+    // SQLite's planner reads a bare `LIMIT ?n` and then compiles the statement again every time
+    // that parameter is bound, which the runtime does for every page (PAGE_LIMIT in dump.ts).
+    const db = freshDatabase();
+    await runSql(
+      db.stub,
+      "CREATE TABLE r (id INTEGER PRIMARY KEY, v); CREATE TABLE k (name TEXT PRIMARY KEY, v) WITHOUT ROWID; CREATE TABLE o (rowid, _rowid_, oid);",
+    );
+    await withSql(db.stub, (sql) => {
+      for (const [t, values] of [["r", "i, i"], ["k", "'n' || i, i"], ["o", "i, i, i"]]) {
+        sql.exec(`WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 300) INSERT INTO ${t} SELECT ${values} FROM s`);
+      }
+      const texts = new Set<string>();
+      const recording = new Proxy(sql, {
+        get(target, name) {
+          if (name === "exec") return (text: string, ...bindings: SqlStorageValue[]) => (texts.add(text), target.exec(text, ...bindings));
+          const value = Reflect.get(target, name);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const live = textOf([...dumpSql(recording)]);
+      openJournal(sql, 1e9);
+      const journaled = textOf([...dumpSql(recording)]);
+      dropJournal(sql);
+      expect(journaled).toBe(live);
+      expect(live.match(/^INSERT INTO /gm)).toHaveLength(900);
+      const paged = [...texts].filter((t) => /\bLIMIT\b/.test(t));
+      // Pages of each walk: by rowid, by key, by offset, and through the snapshot's journal.
+      expect(paged.some((t) => /"_export_snapshot_/.test(t))).toBe(true);
+      expect(paged.some((t) => /\bOFFSET\b/.test(t))).toBe(true);
+      for (const text of paged) expect(text).not.toMatch(/\b(LIMIT|OFFSET)\s+\?\d/);
+    });
+  });
 });
+
