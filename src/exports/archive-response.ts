@@ -1,4 +1,5 @@
 import { archiveKey } from "./store";
+import { digestHex, type KeptArchives, keptArchives } from "./kept-archives";
 import { randomBytes, toHex, utf8 } from "../lib/encoding";
 import { contentRange, multipartLayout } from "./multipart";
 import { type ByteRange, ifRangeAllows, parseRangeHeader } from "./ranges";
@@ -31,6 +32,8 @@ export interface ArchiveResponseOptions {
   waitUntil: (work: Promise<unknown>) => void;
   /** The multipart boundary; random unless a test fixes it. */
   boundary?: string;
+  /** Where small archives are kept between requests (kept-archives.ts); the isolate's unless a test brings its own. */
+  kept?: KeptArchives;
 }
 
 /** The stored archive is missing or is not the one the record describes. */
@@ -87,6 +90,8 @@ export async function archiveResponse(
     : ({ kind: "full" } as const);
 
   if (decision.kind === "full") {
+    const kept = options.kept ?? keptArchives;
+    if (archive.size <= kept.maxBytes) return new Response(await smallArchive(bucket, key, archive, kept), { status: 200, headers: whole });
     const object = await bucket.get(key);
     return new Response(checkedBody(object, archive), { status: 200, headers: whole });
   }
@@ -116,6 +121,24 @@ export async function archiveResponse(
     status: 206,
     headers: { ...headers, "Content-Type": layout.contentType, "Content-Length": String(layout.length) },
   });
+}
+
+/**
+ * The bytes of a small archive: those kept, once a `head` finds the object still there and the
+ * same (size, SHA-256 metadata, ETag); else read from R2, checked against the record's SHA-256,
+ * and kept.
+ */
+async function smallArchive(bucket: R2Bucket, key: string, archive: ReadyArchive, kept: KeptArchives): Promise<Uint8Array> {
+  const candidate = kept.get(key, archive.sha256);
+  if (candidate && checkObject(await bucket.head(key), archive).etag === candidate.etag) return candidate.bytes;
+  const object = await bucket.get(key);
+  checkedBody(object, archive);
+  const bytes = new Uint8Array(await object!.arrayBuffer());
+  if (bytes.byteLength !== archive.size || (await digestHex(bytes)) !== archive.sha256) {
+    throw new ArchiveUnreadable("the archive object's bytes are not those the record describes");
+  }
+  kept.set(key, { etag: object!.etag, sha256: archive.sha256, bytes });
+  return bytes;
 }
 
 function checkedBody(object: R2ObjectBody | null, archive: ReadyArchive): ReadableStream {
