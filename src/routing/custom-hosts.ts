@@ -1,4 +1,5 @@
 import { routedApp } from "../domains/store";
+import { normalHost } from "./hosts";
 
 /**
  * Which app a custom hostname routes to. Every request whose host is not an app hostname asks
@@ -14,11 +15,6 @@ export const UNROUTED_TTL_MS = 3000;
 const UNROUTED_MAX = 1000;
 
 const unrouted = new Map<string, number>();
-
-/** A host as custom domains are stored: lowercase, no port, no trailing dot. */
-export function normalHost(host: string): string {
-  return host.trim().toLowerCase().replace(/:\d+$/, "").replace(/\.$/, "");
-}
 
 /** A name that could be a custom domain: at least two labels, not an IP literal. */
 const candidate = (host: string) => host.includes(".") && !/^[\d.]+$/.test(host) && !host.startsWith("[");
