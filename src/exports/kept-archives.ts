@@ -1,5 +1,3 @@
-import { toHex } from "../lib/encoding";
-
 /**
  * Small ready archives kept in the isolate's memory, so a link polled again and again (a script's
  * loop, several machines pulling one small backup) is answered without reading the archive's
@@ -44,9 +42,9 @@ export class KeptArchives {
     return kept?.sha256 === sha256 ? kept : undefined;
   }
 
-  /** Keeps an archive if it is small enough; returns whether it was kept. */
-  set(key: string, archive: KeptArchive): boolean {
-    if (archive.bytes.byteLength > this.maxBytes) return false;
+  /** Keeps an archive if it is small enough. */
+  set(key: string, archive: KeptArchive): void {
+    if (archive.bytes.byteLength > this.maxBytes) return;
     this.delete(key);
     while (this.#total + archive.bytes.byteLength > this.totalBytes) {
       const oldest = this.#entries.keys().next();
@@ -55,7 +53,6 @@ export class KeptArchives {
     }
     this.#entries.set(key, archive);
     this.#total += archive.bytes.byteLength;
-    return true;
   }
 
   delete(key: string): void {
@@ -73,8 +70,3 @@ export class KeptArchives {
 
 /** The isolate's kept archives. */
 export const keptArchives = new KeptArchives();
-
-/** SHA-256 of `bytes`, lowercase hexadecimal (Web Crypto: the bytes are small). */
-export async function digestHex(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
-  return toHex(await crypto.subtle.digest("SHA-256", bytes));
-}

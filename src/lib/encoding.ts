@@ -42,8 +42,9 @@ export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
   return out;
 }
 
-export async function sha256Hex(text: string): Promise<string> {
-  return toHex(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+/** SHA-256, lowercase hexadecimal, of a text (as UTF-8) or of bytes. */
+export async function sha256Hex(data: string | Uint8Array<ArrayBuffer>): Promise<string> {
+  return toHex(await crypto.subtle.digest("SHA-256", typeof data === "string" ? encoder.encode(data) : data));
 }
 
 export function utf8(text: string): Uint8Array<ArrayBuffer> {
