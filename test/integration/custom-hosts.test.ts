@@ -47,6 +47,14 @@ describe("customHostnameRoute", () => {
     expect(await customHostnameRoute(env, hostname, t0 + UNROUTED_TTL_MS + 1)).toBeUndefined();
   });
 
+  it("routes two accounts' hostnames, asked in turn and in different spellings, each to its own app", async () => {
+    const [a, b] = [uniqueHost(), uniqueHost()];
+    const [appA, appB] = [(await appWithDomain(a, "active", true)).appId, (await appWithDomain(b, "active", true)).appId];
+    const asked = [a, b, `${a.toUpperCase()}:8787`, `${a}.`, b, ` ${b} `, a];
+    const routed = await Promise.all(asked.map(async (host) => (await customHostnameRoute(env, host))?.id));
+    expect(routed).toEqual([appA, appB, appA, appA, appB, appB, appA]);
+  });
+
   it("does not look up names that cannot be custom domains", async () => {
     for (const host of ["localhost", "127.0.0.1:8787", "[::1]:8787", ""]) expect(await customHostnameRoute(env, host)).toBeUndefined();
   });
