@@ -164,10 +164,14 @@ describe("an app whose process exits non-zero by itself", () => {
     "echo crashing on purpose >&2",
     "exit 3",
   ].join("\n");
+  // The reply is written before the crash is scheduled, and the crash comes half a second
+  // later: otherwise the loop could see the file and end the container (and the httpd inside
+  // it) before the reply reached the client.
+  const later = (command: string) => `(/bin/busybox sleep 0.5; ${command}) </dev/null >/dev/null 2>&1 &`;
   const crasher = () =>
     proberApp("crasher-page", {
-      crash: sh([CGI_HEADER, "/bin/busybox touch /www/crash-now", "echo crash scheduled"]),
-      "crash-always": sh([CGI_HEADER, "/bin/busybox touch /www/crash-always", "echo crash scheduled for good"]),
+      crash: sh([CGI_HEADER, "echo crash scheduled", later("/bin/busybox touch /www/crash-now")]),
+      "crash-always": sh([CGI_HEADER, "echo crash scheduled for good", later("/bin/busybox touch /www/crash-always")]),
     }, loop);
 
   it("keeps its port while the engine restarts it; the hostname never serves another app, and it answers again", async () => {
