@@ -6,6 +6,7 @@
  */
 import { join } from "node:path";
 import type { BenchContext } from "./context";
+import { describeCpuUse, measureChildrenCpu, measureCpu } from "./cpu-use";
 import { type IsolatePeaks, IsolatePeak, splitPeaks } from "./isolate-memory";
 import { type RssByRole, RssPeak, findWorkerd } from "./memory";
 import { buildNativeDatabase, nativeArchiveBytes, nativeExport, restoreAndCompare } from "./native";
@@ -99,6 +100,14 @@ function memoryNote(what: string, rss: number, idle: number, isolates: { peaks: 
   );
 }
 
+/** The pid of the workerd that runs the Worker (not wrangler's proxy in front of it). */
+function runtimePid(ctx: BenchContext): number {
+  const { server } = ctx.worker;
+  const runtime = findWorkerd(server.process.pid!, server.port).find((p) => p.role === "runtime");
+  if (!runtime) throw new Error("no workerd runtime found under wrangler dev");
+  return runtime.pid;
+}
+
 /** One export, start request to the archive ready, with a `/healthz` probe beside it. */
 async function timedExport(ctx: BenchContext, account: BenchAccount, data: Dataset) {
   const probe = probeHealthz(ctx.worker.server.url);
@@ -146,14 +155,18 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
   for (let run = 1; run <= runs; run++) {
     ctx.progress(`${label}: export run ${run}/${runs}, timed`);
     idleHealthz.push(await idleHealthzMs(ctx.worker.server.url));
+    const cpu = measureCpu(runtimePid(ctx));
     const [ready, peak] = await withRss(ctx, () => timedExport(ctx, account, data));
+    ctx.note(describeCpuUse(`${label} export run ${run}, timed`, cpu()));
     startReply.push(ready.startMs);
     slowestHealthz.push(ready.slowestHealthz);
     worker.push(data.rawBytes / MB / (ready.totalMs / 1000));
     exportPeak.push(peak.runtime);
     sameArchive(`export run ${run}`, ready);
     last = ready;
+    const nativeCpu = measureChildrenCpu();
     const nat = await nativeExport(data.nativePath);
+    ctx.note(describeCpuUse(`${label} native run ${run}`, nativeCpu(), "pipeline"));
     native.push(data.rawBytes / MB / nat.seconds);
     if (data.rawBytes <= ONE_CORE_MAX_BYTES) {
       const one = await nativeExport(data.nativePath, { oneCore: true });
