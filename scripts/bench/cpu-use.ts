@@ -40,16 +40,21 @@ export interface CpuUse {
   stealSeconds: number;
 }
 
-/** Starts measuring `pid`; the returned function stops and reports. */
-export function measureCpu(pid: number): () => CpuUse {
+/** Starts measuring the ticks `read` counts; the returned function stops and reports. */
+function measure(read: () => number): () => CpuUse {
   const started = performance.now();
-  const cpu = processTicks(pid);
+  const cpu = read();
   const steal = stealTicks();
   return () => ({
     wallSeconds: (performance.now() - started) / 1000,
-    cpuSeconds: (processTicks(pid) - cpu) / TICKS_PER_SECOND,
+    cpuSeconds: (read() - cpu) / TICKS_PER_SECOND,
     stealSeconds: (stealTicks() - steal) / TICKS_PER_SECOND,
   });
+}
+
+/** Starts measuring process `pid`; the returned function stops and reports. */
+export function measureCpu(pid: number): () => CpuUse {
+  return measure(() => processTicks(pid));
 }
 
 /**
@@ -57,14 +62,7 @@ export function measureCpu(pid: number): () => CpuUse {
  * processes); the returned function stops and reports (call it once they have been waited for).
  */
 export function measureChildrenCpu(): () => CpuUse {
-  const started = performance.now();
-  const cpu = waitedChildrenTicks();
-  const steal = stealTicks();
-  return () => ({
-    wallSeconds: (performance.now() - started) / 1000,
-    cpuSeconds: (waitedChildrenTicks() - cpu) / TICKS_PER_SECOND,
-    stealSeconds: (stealTicks() - steal) / TICKS_PER_SECOND,
-  });
+  return measure(waitedChildrenTicks);
 }
 
 /** One line for a run's notes: wall, CPU (and its share of one core), steal. */
