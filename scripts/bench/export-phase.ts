@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { BenchContext } from "./context";
 import { describeCpuUse, measureChildrenCpu, measureCpu } from "./cpu-use";
 import { type IsolatePeaks, IsolatePeak, splitPeaks } from "./isolate-memory";
-import { type RssByRole, RssPeak, findWorkerd } from "./memory";
+import { type RssByRole, RssPeak, runtimeWorkerdPid } from "./memory";
 import { buildNativeDatabase, nativeArchiveBytes, nativeExport, restoreAndCompare } from "./native";
 import { type ResultRow, row } from "./report";
 import { idleHealthzMs, probeHealthz, slowest } from "./responsiveness";
@@ -69,8 +69,7 @@ async function withRss<T>(ctx: BenchContext, work: () => Promise<T>): Promise<[T
  */
 async function withIsolates<T>(ctx: BenchContext, work: () => Promise<T>): Promise<[T, RssByRole, { peaks: IsolatePeaks; start: IsolatePeaks }]> {
   const { server } = ctx.worker;
-  const runtime = findWorkerd(server.process.pid!, server.port).find((p) => p.role === "runtime")!;
-  const isolates = await IsolatePeak.start(server, runtime.pid);
+  const isolates = await IsolatePeak.start(server, runtimeWorkerdPid(server.process.pid!, server.port));
   try {
     const [result, rss] = await withRss(ctx, work);
     return [result, rss, await isolates.stop()];
@@ -98,14 +97,6 @@ function memoryNote(what: string, rss: number, idle: number, isolates: { peaks: 
     `the local D1/R2/queue emulation isolates grew ${mb(othersGrowth)} MB at their peaks; ` +
     `the other ${mb(rest)} MB of the growth is outside any isolate's heap (SQLite and blob files of the local storage, the allocator's free lists, runtime buffers).`
   );
-}
-
-/** The pid of the workerd that runs the Worker (not wrangler's proxy in front of it). */
-function runtimePid(ctx: BenchContext): number {
-  const { server } = ctx.worker;
-  const runtime = findWorkerd(server.process.pid!, server.port).find((p) => p.role === "runtime");
-  if (!runtime) throw new Error("no workerd runtime found under wrangler dev");
-  return runtime.pid;
 }
 
 /** One export, start request to the archive ready, with a `/healthz` probe beside it. */
@@ -155,7 +146,7 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
   for (let run = 1; run <= runs; run++) {
     ctx.progress(`${label}: export run ${run}/${runs}, timed`);
     idleHealthz.push(await idleHealthzMs(ctx.worker.server.url));
-    const cpu = measureCpu(runtimePid(ctx));
+    const cpu = measureCpu(runtimeWorkerdPid(ctx.worker.server.process.pid!, ctx.worker.server.port));
     const [ready, peak] = await withRss(ctx, () => timedExport(ctx, account, data));
     ctx.note(describeCpuUse(`${label} export run ${run}, timed`, cpu()));
     startReply.push(ready.startMs);

@@ -97,6 +97,13 @@ export class RssPeak {
   }
 }
 
+/** The pid of the workerd that runs the Worker (not wrangler's proxy in front of it). */
+export function runtimeWorkerdPid(rootPid: number, port: number): number {
+  const runtime = findWorkerd(rootPid, port).find((p) => p.role === "runtime");
+  if (!runtime) throw new Error("no workerd runtime found under wrangler dev");
+  return runtime.pid;
+}
+
 /** Current resident memory per role, bytes (the idle figure when nothing runs). */
 export function currentRss(rootPid: number, port: number): RssByRole {
   const now: RssByRole = { runtime: 0, proxy: 0 };

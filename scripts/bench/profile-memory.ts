@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { generateSecrets, startDevServer } from "../lib/dev-server";
-import { findWorkerd } from "./memory";
+import { runtimeWorkerdPid } from "./memory";
 import { workerInspectorUrl } from "./inspector";
 import { isolates } from "./isolate-memory";
 import { parseSize } from "./options";
@@ -59,14 +59,13 @@ const size = parseSize(values.size!);
 const dir = mkdtempSync(join(tmpdir(), "control-plane-memory-"));
 const server = await startDevServer({ persistTo: join(dir, "state"), vars: { ...generateSecrets(), EXPORT_COOLDOWN_SECONDS: "0" } });
 try {
-  const runtime = findWorkerd(server.process.pid!, server.port).find((p) => p.role === "runtime");
-  if (!runtime) throw new Error("no workerd runtime found under wrangler dev");
-  const inspectors = await isolates(runtime.pid, workerInspectorUrl(server));
+  const runtimePid = runtimeWorkerdPid(server.process.pid!, server.port);
+  const inspectors = await isolates(runtimePid, workerInspectorUrl(server));
   const mb = (n: number) => `${(n / MB).toFixed(0).padStart(5)} MB`;
 
   /** Process memory from /proc, then V8 heap and ArrayBuffer backing stores of every isolate holding over 4 MB. */
   async function show(label: string): Promise<void> {
-    const p = procStatus(runtime!.pid);
+    const p = procStatus(runtimePid);
     console.log(`${label.padEnd(26)} anon ${mb(p.anon)}  file ${mb(p.file)}  shmem ${mb(p.shmem)}`);
     for (const [id, devtools] of inspectors) {
       const h = await devtools.send<HeapUsage>("Runtime.getHeapUsage", {}, 20_000);
@@ -84,7 +83,7 @@ try {
     let peak = { anon: 0, file: 0, shmem: 0 };
     const timeline: number[] = [];
     const timer = setInterval(() => {
-      const s = procStatus(runtime!.pid);
+      const s = procStatus(runtimePid);
       if (s.anon > peak.anon) peak = s;
       timeline.push(s.anon);
     }, 200);
@@ -120,7 +119,7 @@ try {
     await promisify(execFile)("curl", ["-sS", "--fail", "-o", "/dev/null", url]);
   });
   console.log("largest mappings now:");
-  for (const [path, bytes] of topMappings(runtime.pid)) console.log(`  ${mb(bytes)}  ${path}`);
+  for (const [path, bytes] of topMappings(runtimePid)) console.log(`  ${mb(bytes)}  ${path}`);
   for (const devtools of inspectors.values()) devtools.close();
 } finally {
   await server.stop();

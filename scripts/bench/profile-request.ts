@@ -14,7 +14,7 @@ import { RECORD_KEEP_MS } from "../../src/exports/record-keep";
 import { ROOT, generateSecrets, startDevServer } from "../lib/dev-server";
 import { workerInspector } from "./inspector";
 import { setLocalTraces } from "./local-traces";
-import { runLoad } from "./load";
+import { type Reply, runLoad, statusCounts } from "./load";
 import { createAccount, createDatabase, startExport, waitUntilReady } from "./worker-client";
 import { wrk } from "./wrk";
 
@@ -87,12 +87,8 @@ try {
   const { profile } = (await devtools.send<{ profile: Profile }>("Profiler.stop"))!;
   devtools.close();
   console.log(JSON.stringify(result).slice(0, 300));
-  const replies = (result as { replies?: { status: number }[] }).replies;
-  if (replies) {
-    const byStatus: Record<string, number> = {};
-    for (const { status } of replies) byStatus[status] = (byStatus[status] ?? 0) + 1;
-    console.log(`Replies by status: ${JSON.stringify(byStatus)}`);
-  }
+  const replies = (result as { replies?: Reply[] }).replies;
+  if (replies) console.log(`Replies by status: ${statusCounts(replies)}`);
   const file = join(dir, `${route}.cpuprofile`);
   writeFileSync(file, JSON.stringify(profile));
   // The profile's line numbers are those of wrangler's bundle, which it deletes on exit: keep a copy.
