@@ -251,6 +251,8 @@ export const deploys = sqliteTable(
      * reuses the deploy's image or waits for it while the mark stays fresh.
      */
     buildAliveAt: integer("build_alive_at"),
+    /** The deploy's runner (queue consumer) last said it is alive: written at least every 15 s while it works. */
+    runnerAliveAt: integer("runner_alive_at"),
     /** The red panel: what the log says went wrong (JSON `{kind, message}`). */
     failure: text("failure", { mode: "json" }).$type<{ kind: string; message: string }>(),
     kind: text("kind", { enum: DEPLOY_KINDS }).notNull().default("deploy"),
@@ -288,6 +290,34 @@ export const instancePorts = sqliteTable(
     allocatedAt: integer("allocated_at").notNull(),
   },
   (t) => [uniqueIndex("instance_ports_engine_port_idx").on(t.engine, t.port), index("instance_ports_instance_idx").on(t.engine, t.instanceId)],
+);
+
+/**
+ * The retire ledger (owner: src/apps/retire-ledger.ts): an instance a switch replaced, written in
+ * the switch's own D1 batch and drained by the app controller's alarm (wait for its in-flight
+ * requests up to `drain_until`, stop with the grace period, remove, free the port, remove the image
+ * when no kept deploy needs it, delete the row). Every step is idempotent, so a drain cut short by
+ * a restart of the object simply runs again.
+ */
+export const retireLedger = sqliteTable(
+  "retire_ledger",
+  {
+    instanceId: text("instance_id").primaryKey(),
+    appId: text("app_id").notNull(),
+    /** Engine key (src/runtime/ports.ts engineKey), node address and host port of the instance. */
+    engine: text("engine"),
+    node: text("node"),
+    port: integer("port"),
+    /** The image it ran, removed with it when no kept deploy needs it. */
+    image: text("image"),
+    /** It was answering requests when replaced (a stopped one has nothing to drain). */
+    serving: integer("serving", { mode: "boolean" }).notNull(),
+    /** Upper bound of the drain (switch time + DRAIN_SECONDS). */
+    drainUntil: integer("drain_until").notNull(),
+    createdAt: integer("created_at").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+  },
+  (t) => [index("retire_ledger_app_idx").on(t.appId, t.drainUntil)],
 );
 
 /** SPEC.md States "Custom domain" (src/domains/states.ts); shown as `Pending DNS`, `Verifying…`, `Active`, `Error`. */
@@ -395,4 +425,4 @@ export const creditRequests = sqliteTable("credit_requests", {
   response: text("response"),
 });
 
-export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains, creditRequests };
+export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains, creditRequests, retireLedger };

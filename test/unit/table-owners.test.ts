@@ -16,6 +16,7 @@ export const TABLE_OWNERS: Record<string, string> = {
   expired_domain_claims: "src/domains/store.ts",
   credit_requests: "src/billing/credit-requests.ts",
   instance_ports: "src/runtime/ports.ts",
+  retire_ledger: "src/apps/retire-ledger.ts",
   exports: "src/exports/store.ts",
   r2_cleanup: "src/exports/cleanup.ts",
   databases: "src/databases/",
