@@ -425,4 +425,57 @@ export const creditRequests = sqliteTable("credit_requests", {
   response: text("response"),
 });
 
-export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains, creditRequests, retireLedger };
+/** Passkeys (WebAuthn credentials); owner: src/auth/. The id is the credential id (base64url). */
+export const passkeys = sqliteTable(
+  "passkeys",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** The COSE public key, base64url. */
+    publicKey: text("public_key").notNull(),
+    counter: integer("counter").notNull().default(0),
+    /** JSON array of the authenticator's transports, as it reported them. */
+    transports: text("transports"),
+    createdAt: integer("created_at").notNull(),
+    lastUsedAt: integer("last_used_at"),
+  },
+  (t) => [index("passkeys_account_idx").on(t.accountId)],
+);
+
+/** One-use WebAuthn challenges (`register` with its account, `signin` without); owner: src/auth/. */
+export const passkeyChallenges = sqliteTable("passkey_challenges", {
+  challenge: text("challenge").primaryKey(),
+  kind: text("kind", { enum: ["register", "signin"] }).notNull(),
+  accountId: text("account_id"),
+  expiresAt: integer("expires_at").notNull(),
+});
+
+/** The append-only audit log (owner: src/auth/audit-store.ts); `fields` is a JSON array of names, never values. */
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    /** Sortable: the time (13 digits) then random hex, so newest first is id order. */
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    at: integer("at").notNull(),
+    actorKind: text("actor_kind").notNull(),
+    actorId: text("actor_id"),
+    actorName: text("actor_name"),
+    address: text("address"),
+    userAgent: text("user_agent"),
+    action: text("action").notNull(),
+    resourceKind: text("resource_kind").notNull(),
+    resourceId: text("resource_id"),
+    resourceName: text("resource_name"),
+    fields: text("fields").notNull(),
+    outcome: text("outcome", { enum: ["done", "refused"] }).notNull(),
+    code: text("code"),
+    requestId: text("request_id"),
+  },
+  (t) => [index("audit_log_account_idx").on(t.accountId, t.at), index("audit_log_at_idx").on(t.at)],
+);
+
+export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains, creditRequests, retireLedger, passkeys, passkeyChallenges, auditLog };

@@ -23,6 +23,9 @@ export const TABLE_OWNERS: Record<string, string> = {
   accounts: "src/auth/",
   sessions: "src/auth/",
   api_tokens: "src/auth/",
+  passkeys: "src/auth/",
+  passkey_challenges: "src/auth/",
+  audit_log: "src/auth/",
 };
 
 const sources = import.meta.glob("../../src/**/*.{ts,tsx}", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
