@@ -84,8 +84,8 @@ describe("deploy on push", () => {
     const history = await deploys(app.id);
     expect(history.map((d) => [d.kind, d.status])).toEqual([["push", "live"], ["deploy", "superseded"]]);
 
-    // The README's curl call, exactly as written, signed as GitHub signs: it deploys too.
-    const readme = readFileSync(join(__dirname, "../../README.md"), "utf8");
+    // The apps guide's curl call (docs/apps.md), exactly as written, signed as GitHub signs: it deploys too.
+    const readme = readFileSync(join(__dirname, "../../docs/apps.md"), "utf8");
     const snippet = /```sh\n(body='\{"ref"[\s\S]*?)```/.exec(readme)![1]!;
     const { stdout: reply } = await promisify(execFile)("bash", ["-euo", "pipefail", "-c", snippet], { env: { ...process.env, WEBHOOK_URL: url, WEBHOOK_SECRET: secret } });
     expect(JSON.parse(reply)).toMatchObject({ success: true, deployed: true, deploy: { kind: "push" } });
