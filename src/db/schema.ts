@@ -23,8 +23,42 @@ export const sessions = sqliteTable(
     csrfToken: text("csrf_token").notNull(),
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
+    /** The session's public id (random hex), the one the sessions list shows and ends. */
+    id: text("id").notNull(),
+    lastSeenAt: integer("last_seen_at"),
+    /** The client address and user agent at sign-in, as the sessions list shows them. */
+    address: text("address"),
+    userAgent: text("user_agent"),
   },
-  (t) => [index("sessions_account_idx").on(t.accountId)],
+  (t) => [index("sessions_account_idx").on(t.accountId), uniqueIndex("sessions_id_idx").on(t.id)],
+);
+
+/**
+ * Two-step sign-in (TOTP, RFC 6238) of an account: the secret, sealed like an env value
+ * (src/auth/totp-store.ts); `enabledAt` null while set up but not yet confirmed with a code;
+ * `lastStep` the newest time step accepted (no code is accepted twice). Owner: src/auth/.
+ */
+export const accountTotp = sqliteTable("account_totp", {
+  accountId: text("account_id")
+    .primaryKey()
+    .references(() => accounts.id, { onDelete: "cascade" }),
+  secret: text("secret", { mode: "json" }).notNull().$type<SealedSecret>(),
+  createdAt: integer("created_at").notNull(),
+  enabledAt: integer("enabled_at"),
+  lastStep: integer("last_step"),
+});
+
+/** One-time recovery codes of an account's two-step sign-in, as SHA-256 hex. Owner: src/auth/. */
+export const recoveryCodes = sqliteTable(
+  "recovery_codes",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    codeHash: text("code_hash").notNull(),
+    usedAt: integer("used_at"),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.codeHash] })],
 );
 
 export const apiTokens = sqliteTable(
@@ -90,6 +124,14 @@ export const exports = sqliteTable(
     step: integer("step").notNull().default(0),
     /** The last checkpoint (JSON, see src/exports/progress.ts); null before the first and once finished. */
     progress: text("progress"),
+    /**
+     * The runner's last sign of life (Unix ms): accepted, claimed, a heartbeat, a checkpoint, or when
+     * a retry is due. Silent for a minute, the export's job is queued again once, then failed
+     * (src/exports/runner-watch.ts). Null on rows older than the column: its creation counts.
+     */
+    runnerAliveAt: integer("runner_alive_at"),
+    /** Times the job was queued again since the last checkpoint because its runner fell silent. */
+    revivals: integer("revivals").notNull().default(0),
   },
   (t) => [
     index("exports_database_idx").on(t.databaseId, t.createdAt),
@@ -478,4 +520,4 @@ export const auditLog = sqliteTable(
   (t) => [index("audit_log_account_idx").on(t.accountId, t.at), index("audit_log_at_idx").on(t.at)],
 );
 
-export const schema = { accounts, sessions, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains, creditRequests, retireLedger, passkeys, passkeyChallenges, auditLog };
+export const schema = { accounts, sessions, accountTotp, recoveryCodes, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains, creditRequests, retireLedger, passkeys, passkeyChallenges, auditLog };

@@ -22,6 +22,8 @@ export const TABLE_OWNERS: Record<string, string> = {
   databases: "src/databases/",
   accounts: "src/auth/",
   sessions: "src/auth/",
+  account_totp: "src/auth/",
+  recovery_codes: "src/auth/",
   api_tokens: "src/auth/",
   passkeys: "src/auth/",
   passkey_challenges: "src/auth/",
