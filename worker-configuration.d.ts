@@ -52,11 +52,12 @@ interface __BaseEnv_Env {
 	RATE_LIMITER: DurableObjectNamespace<import("./src/index").RateLimiter>;
 	DOMAIN_CHECKER: DurableObjectNamespace<import("./src/index").DomainChecker>;
 	APP_LOGS: DurableObjectNamespace<import("./src/index").AppLogs>;
+	APP_METRICS: DurableObjectNamespace<import("./src/index").AppMetrics>;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {
 		mainModule: typeof import("./src/index");
-		durableNamespaces: "ManagedDatabase" | "ExportGate" | "RateLimiter" | "AppController" | "DomainChecker" | "AppLogs";
+		durableNamespaces: "ManagedDatabase" | "ExportGate" | "RateLimiter" | "AppController" | "DomainChecker" | "AppLogs" | "AppMetrics";
 	}
 	interface Env extends __BaseEnv_Env {}
 }

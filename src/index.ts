@@ -12,6 +12,7 @@ export { ManagedDatabase } from "./databases/managed-database";
 export { DomainChecker } from "./domains/checker";
 export { ExportGate } from "./exports/export-gate";
 export { AppLogs } from "./logs/app-logs";
+export { AppMetrics } from "./metrics/app-metrics";
 export { RateLimiter } from "./http/rate-limiter";
 
 // Validate the settings as the Worker loads: a bad value stops it here with a message naming
