@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { appBySubdomain } from "../apps/store";
 import type { AppEnv } from "../http/context";
 import { describeError, log } from "../http/log";
+import { keepCookiesHome } from "./cookie-domain";
 import { customHostnameRoute } from "./custom-hosts";
 import { appSubdomainOf } from "./hosts";
 import { InstanceTimeout, fetchInstance } from "./instance-fetch";
@@ -46,7 +47,8 @@ async function lookUp(env: Env, target: Target): Promise<Lookup | null> {
  * hostname leads is remembered for a moment (route-cache.ts; custom domains are not, so a removal
  * takes effect at once); when a remembered instance does not answer, D1 is read again and the
  * request answered from what it says now (sent again to the new instance when it has no body).
- * Headers are rewritten by forward-headers.ts; an instance that sends no response headers within
+ * Headers are rewritten by forward-headers.ts, and a cookie set for every app made host-only by
+ * cookie-domain.ts; an instance that sends no response headers within
  * PROXY_HEADER_TIMEOUT_SECONDS gets the 504 page (instance-fetch.ts), and nothing cuts an exchange
  * once its headers are in.
  */
@@ -71,7 +73,7 @@ export function appProxy(routes = new RouteCache()): MiddlewareHandler<AppEnv> {
     const config = c.get("config");
     const timeoutMs = config.PROXY_HEADER_TIMEOUT_SECONDS * 1000;
     const nodeProxy = { url: config.NODE_PROXY_URL, clientId: config.RUNTIME_ACCESS_CLIENT_ID, clientSecret: config.RUNTIME_ACCESS_CLIENT_SECRET };
-    const forward = (to: Route) => fetchInstance(c.req.raw, c.req.header("Host"), instanceTarget(to, nodeProxy), timeoutMs);
+    const forward = async (to: Route) => keepCookiesHome(await fetchInstance(c.req.raw, c.req.header("Host"), instanceTarget(to, nodeProxy), timeoutMs), config.APPS_DOMAIN);
     try {
       return await forward(route);
     } catch (err) {

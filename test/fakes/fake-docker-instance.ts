@@ -196,13 +196,16 @@ async function runCgi(steps: CgiStep[], res: ServerResponse): Promise<void> {
   res.end(started ? undefined : pending);
 }
 
-function cgiHead(head: string): { status: number; headers: Record<string, string> } {
-  const headers: Record<string, string> = {};
+function cgiHead(head: string): { status: number; headers: Record<string, string | string[]> } {
+  const headers: Record<string, string | string[]> = {};
   let status = 200;
   for (const line of head.split(/\r?\n/).filter(Boolean)) {
     const [name = "", ...rest] = line.split(":");
+    const value = rest.join(":").trim();
+    const before = headers[name];
     if (name.toLowerCase() === "status") status = parseInt(rest.join(":"), 10) || 200;
-    else headers[name] = rest.join(":").trim();
+    // A header given more than once (Set-Cookie) is sent once per line.
+    else headers[name] = before === undefined ? value : [before, value].flat();
   }
   return { status, headers };
 }
