@@ -7,6 +7,7 @@ import { type Builder, type BuilderChoice, buildQuery, chooseBuilder, followBuil
 import { DockerEngineClient, engineMessage } from "./docker-client";
 import { LogStreamDecoder, demultiplexLogs } from "./docker-stream";
 import { instanceHostConfig } from "./instance-settings";
+import { listContainers, listImages, listNetworks } from "./listing";
 import {
   type BuildOutcome,
   type BuildSpec,
@@ -21,6 +22,8 @@ import {
   PortTakenError,
   RuntimeUnavailableError,
   type InstanceAddress,
+  type ListedInstance,
+  type ListedObject,
   engineId,
 } from "./types";
 
@@ -235,6 +238,18 @@ export class DockerRuntime implements ContainerRuntime {
     const filters = JSON.stringify({ reference: [repository] });
     const { body } = await this.client.json<{ RepoTags?: string[] | null }[]>("GET", "/images/json", { query: { filters } });
     return body.flatMap((i) => (i.RepoTags ?? []).filter((t) => t.slice(0, t.lastIndexOf(":")) === repository));
+  }
+
+  listInstances(label: { key: string; value?: string }): Promise<ListedInstance[]> {
+    return listContainers(this.client, label);
+  }
+
+  listNetworks(prefix: string): Promise<ListedObject[]> {
+    return listNetworks(this.client, prefix);
+  }
+
+  listImages(prefix: string): Promise<ListedObject[]> {
+    return listImages(this.client, prefix);
   }
 
   async hasImage(image: string): Promise<boolean> {

@@ -89,6 +89,15 @@ export async function heldPorts(db: Database, engine: string): Promise<{ port: n
     .orderBy(instancePorts.port);
 }
 
+/** A port row as the reconciler reads it (src/apps/reconcile.ts). */
+export type PortRow = typeof instancePorts.$inferSelect;
+
+/** Every port held on an engine, or only an app's: the reconciler's view of the table. */
+export async function portRows(db: Database, engine: string, appId?: string): Promise<PortRow[]> {
+  const where = appId === undefined ? eq(instancePorts.engine, engine) : and(eq(instancePorts.engine, engine), eq(instancePorts.appId, appId));
+  return db.select().from(instancePorts).where(where).orderBy(instancePorts.port);
+}
+
 /**
  * Allocates a port, then starts the instance on it. A port the engine refuses (something outside
  * the control plane holds it) is freed and the next one tried; so is one a concurrent allocation

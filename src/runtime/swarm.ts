@@ -9,6 +9,7 @@ import { checkCapacity, type CapacityVerdict } from "./capacity";
 import { DockerEngineClient } from "./docker-client";
 import { DockerRuntime } from "./docker";
 import { JsonLinesDecoder, demultiplexLogs } from "./docker-stream";
+import { listNetworks, listServices } from "./listing";
 import { RegistryClient } from "./registry";
 import {
   DEFAULT_PORT_RANGE,
@@ -44,6 +45,8 @@ import {
   type InstanceRunState,
   type InstanceSpec,
   type InstanceState,
+  type ListedInstance,
+  type ListedObject,
   type LogLine,
   type LogOptions,
   InstanceExitedError,
@@ -379,6 +382,20 @@ export class SwarmRuntime implements ContainerRuntime {
 
   images(repository: string): Promise<string[]> {
     return this.local.images(repository);
+  }
+
+  listInstances(label: { key: string; value?: string }): Promise<ListedInstance[]> {
+    return listServices(this.client, label);
+  }
+
+  /** The swarm's networks (apps' overlays) whose name starts with `prefix`. */
+  listNetworks(prefix: string): Promise<ListedObject[]> {
+    return listNetworks(this.client, prefix);
+  }
+
+  /** The manager's images under the names the control plane gave them (their registry copies follow them on removal). */
+  listImages(prefix: string): Promise<ListedObject[]> {
+    return this.local.listImages(prefix);
   }
 
   hasImage(image: string): Promise<boolean> {

@@ -194,6 +194,22 @@ export class InstanceExitedError extends Error {
   }
 }
 
+/** An instance as the engine lists it for the reconciler (src/apps/reconcile.ts). */
+export interface ListedInstance {
+  id: string;
+  /** The name the control plane gave it (InstanceSpec.name). */
+  name: string;
+  labels: Record<string, string>;
+  /** When the engine created it, ms since the epoch. */
+  createdAt: number;
+}
+
+/** A network or an image (`repository:tag`) as the engine lists it, with when it was created. */
+export interface ListedObject {
+  name: string;
+  createdAt: number;
+}
+
 export interface ContainerRuntime {
   /** Reaches the engine; throws RuntimeUnavailableError when it cannot. */
   ping(): Promise<{ apiVersion: string }>;
@@ -228,6 +244,15 @@ export interface ContainerRuntime {
   instances(labels: Record<string, string>): Promise<string[]>;
   /** References (`repository:tag`) of every image named `repository`, whatever its tag. */
   images(repository: string): Promise<string[]>;
+  /**
+   * Every instance carrying label `key` (with `value`, when given), running or not: what the engine
+   * holds whatever the records say, for the reconciler.
+   */
+  listInstances?(label: { key: string; value?: string }): Promise<ListedInstance[]>;
+  /** Networks whose name starts with `prefix` (an adapter without app networks lists none). */
+  listNetworks?(prefix: string): Promise<ListedObject[]>;
+  /** Image references (`repository:tag`) whose repository starts with `prefix`. */
+  listImages?(prefix: string): Promise<ListedObject[]>;
   /** Whether an image exists. */
   hasImage(image: string): Promise<boolean>;
   /** The engine's id of an image (`sha256:...`), or null when it does not exist. */

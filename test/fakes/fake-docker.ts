@@ -117,7 +117,9 @@ export async function startFakeDocker(options: { unref?: boolean } = {}): Promis
 class FakeEngine {
   private readonly images = new Map<string, FakeImage>();
   private readonly containers = new Map<string, FakeContainer>();
-  private readonly networks = new Map<string, { id: string; labels: Record<string, string> }>();
+  private readonly networks = new Map<string, { id: string; labels: Record<string, string>; created: string }>();
+  /** When each image was last tagged (Docker's `Created`, Unix seconds), by image id. */
+  private readonly imageCreated = new Map<string, number>();
 
   constructor(private readonly unref: boolean) {}
 
@@ -147,6 +149,7 @@ class FakeEngine {
     if (method === "GET" && path === "/containers/json") return send(res, 200, this.listContainers(q));
     if (method === "GET" && path === "/images/json") return send(res, 200, this.listImages(q));
     if (method === "POST" && path === "/containers/create") return this.create(res, q.get("name") ?? "", JSON.parse(await readText(req)));
+    if (method === "GET" && path === "/networks") return send(res, 200, this.listNetworks(q));
     if (method === "POST" && path === "/networks/create") return this.createNetwork(res, JSON.parse(await readText(req)));
     if ((m = /^\/networks\/([^/]+)$/.exec(path))) return this.network(res, method, decodeURIComponent(m[1]!));
     if ((m = /^\/containers\/([^/]+)\/(start|stop|restart|json|logs)$/.exec(path))) {
@@ -360,7 +363,7 @@ class FakeEngine {
     const name = body.Name ?? "";
     if (this.networks.has(name)) return send(res, 409, { message: `network with name ${name} already exists` });
     const id = randomHex(64);
-    this.networks.set(name, { id, labels: body.Labels ?? {} });
+    this.networks.set(name, { id, labels: body.Labels ?? {}, created: new Date().toISOString() });
     send(res, 201, { Id: id, Warning: "" });
   }
 
@@ -376,13 +379,21 @@ class FakeEngine {
     send(res, 204);
   }
 
+  /** `GET /networks`; `filters` by `name`, matching part of the name as Docker does. */
+  private listNetworks(q: URLSearchParams): unknown[] {
+    const names = (JSON.parse(q.get("filters") || "{}") as { name?: string[] }).name ?? [];
+    return [...this.networks.entries()]
+      .filter(([name]) => names.length === 0 || names.some((n) => name.includes(n)))
+      .map(([name, n]) => ({ Name: name, Id: n.id, Created: n.created, Driver: "bridge", Labels: n.labels }));
+  }
+
   /** `GET /containers/json`: running ones, or all with `all=1`; `filters` by `label` (`k=v` or `k`). */
   private listContainers(q: URLSearchParams): unknown[] {
     const labels = (JSON.parse(q.get("filters") || "{}") as { label?: string[] }).label ?? [];
     const all = q.get("all") === "1" || q.get("all") === "true";
     return [...this.containers.values()]
       .filter((c) => (all || c.running) && labels.every((l) => (l.includes("=") ? c.labels[l.slice(0, l.indexOf("="))] === l.slice(l.indexOf("=") + 1) : l in c.labels)))
-      .map((c) => ({ Id: c.id, Names: [`/${c.name}`], Image: c.imageRef, Labels: c.labels, State: c.running ? "running" : "exited" }));
+      .map((c) => ({ Id: c.id, Names: [`/${c.name}`], Image: c.imageRef, Labels: c.labels, State: c.running ? "running" : "exited", Created: Math.floor(Date.parse(c.createdAt) / 1000) }));
   }
 
   /** `GET /images/json`; `filters` by `reference`: a name matches every tag of it, `name:tag` that tag. */
@@ -391,7 +402,7 @@ class FakeEngine {
     const matches = (tag: string) => references.some((r) => r === tag || r === tag.slice(0, tag.lastIndexOf(":")));
     return [...new Set(this.images.values())]
       .filter((i) => references.length === 0 || i.tags.some(matches))
-      .map((i) => ({ Id: i.id, RepoTags: [...i.tags] }));
+      .map((i) => ({ Id: i.id, RepoTags: [...i.tags], Created: this.imageCreated.get(i.id) ?? Math.floor(Date.now() / 1000) }));
   }
 
   private removeImage(ref: string, image: FakeImage): unknown[] {
@@ -408,6 +419,7 @@ class FakeEngine {
     if (previous) previous.tags = previous.tags.filter((t) => t !== tag);
     image.tags = [tag];
     this.images.set(tag, image);
+    this.imageCreated.set(image.id, Math.floor(Date.now() / 1000));
   }
 
   /** By tag, by `sha256:` id, or by id prefix, as Docker resolves references. */
