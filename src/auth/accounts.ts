@@ -28,3 +28,13 @@ export async function findAccount(env: Env, idOrEmail: string): Promise<{ id: st
 export async function accountEmail(env: Env, id: string): Promise<string | undefined> {
   return (await database(env).select({ email: accounts.email }).from(accounts).where(eq(accounts.id, id)).get())?.email;
 }
+
+/** An account's email and password hash, for a check of its current password. */
+export async function accountCredentials(env: Env, id: string): Promise<{ email: string; passwordHash: string } | undefined> {
+  return database(env).select({ email: accounts.email, passwordHash: accounts.passwordHash }).from(accounts).where(eq(accounts.id, id)).get();
+}
+
+/** Replaces an account's password hash. */
+export async function setPasswordHash(env: Env, id: string, passwordHash: string): Promise<void> {
+  await database(env).update(accounts).set({ passwordHash }).where(eq(accounts.id, id));
+}

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { sha256Hex } from "../lib/encoding";
+import { addressBucket } from "./client-address";
 import type { AppEnv } from "./context";
 import { ApiError } from "./errors";
 import type { RatePolicy } from "./gcra";
@@ -8,8 +9,10 @@ import { limiterId } from "./rate-limiter";
 /**
  * Limits in front of authentication, so guessing costs a guesser more than it costs us: each is
  * checked before any password hash, and before a token lookup's answer is used (the API's lookup
- * runs alongside the check, lookUpTokenAhead), per client address and, for sign-in, per account. Only failures spend (a sign-up spends every time): a script with a good token is never
- * slowed by them.
+ * runs alongside the check, lookUpTokenAhead), per client address (an IPv6 client by its /64) and,
+ * for sign-in, per account. A sign-in spends before it hashes, in one step per key
+ * (spendFirst), and gets its spend back when it succeeds; elsewhere only failures spend (a
+ * sign-up spends every time): a script with a good token is never slowed by them.
  */
 
 /** Failed authentications per client address: 10 at once, then one every 6 seconds. */
@@ -25,9 +28,12 @@ export const ACCOUNT_FAILURES: RatePolicy = { perMinute: 6, burst: 10 };
  */
 export const ADDRESS_SIGNUPS: RatePolicy = { perMinute: 30, burst: 100 };
 
-/** The client address: `CF-Connecting-IP` on Cloudflare and under wrangler dev, else one shared bucket. */
+/**
+ * The client address as the limits count it: `CF-Connecting-IP` on Cloudflare and under wrangler
+ * dev (an IPv6 address by its /64, client-address.ts), else one shared bucket.
+ */
 export function clientAddress(c: Context): string {
-  return c.req.header("CF-Connecting-IP") ?? "unknown";
+  return addressBucket(c.req.header("CF-Connecting-IP") ?? "unknown");
 }
 
 function limiter(c: Context<AppEnv>, key: string) {
@@ -40,9 +46,31 @@ export async function checkAllowance(c: Context<AppEnv>, keys: [string, RatePoli
   const decisions = await Promise.all(keys.map(([key, policy]) => limiter(c, key).peek({ now, policy })));
   const wait = Math.max(0, ...decisions.filter((d) => !d.allowed).map((d) => d.retryAfterSeconds));
   if (decisions.every((d) => d.allowed)) return;
-  throw new ApiError("RATE_LIMIT_EXCEEDED", `Too many attempts. Wait ${wait} second${wait === 1 ? "" : "s"} before trying again.`, {
+  throw tooMany(wait);
+}
+
+function tooMany(wait: number): ApiError {
+  return new ApiError("RATE_LIMIT_EXCEEDED", `Too many attempts. Wait ${wait} second${wait === 1 ? "" : "s"} before trying again.`, {
     headers: { "Retry-After": String(wait) },
   });
+}
+
+/**
+ * Spends one unit of every key's allowance before the work it guards, each key in one atomic
+ * step of its limiter object, so parallel attempts cannot all pass a check made before any of
+ * them spent. When one key refuses, the others get their unit back and the answer is 429.
+ */
+export async function spendFirst(c: Context<AppEnv>, keys: [string, RatePolicy][]): Promise<void> {
+  const now = c.get("deps").now();
+  const decisions = await Promise.all(keys.map(([key, policy]) => limiter(c, key).take({ now, policy })));
+  if (decisions.every((d) => d.allowed)) return;
+  await giveBack(c, keys.filter((_, i) => decisions[i]!.allowed));
+  throw tooMany(Math.max(1, ...decisions.filter((d) => !d.allowed).map((d) => d.retryAfterSeconds)));
+}
+
+/** Gives back the unit spendFirst took from each key (the attempt succeeded). */
+export async function giveBack(c: Context<AppEnv>, keys: [string, RatePolicy][]): Promise<void> {
+  await Promise.all(keys.map(([key, policy]) => limiter(c, key).giveBack({ policy, count: 1 })));
 }
 
 /** Spends one unit of each key's allowance (a failed attempt, or a sign-up). */

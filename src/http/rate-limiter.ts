@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context";
+import { addressBucket } from "./client-address";
 import { ApiError } from "./errors";
 import { type GcraDecision, type GcraGrant, gcra, gcraGrant, refunded, type RatePolicy, rateLimitHeaders, recoverySeconds } from "./gcra";
 import { CallLeases, LEASE_MAX } from "./rate-lease";
@@ -46,6 +47,13 @@ export class RateLimiter extends DurableObject<Env> {
       }
     }
     return decision;
+  }
+
+  /** Gives back `count` calls spent earlier (by a sign-in that then succeeded). */
+  async giveBack(input: { policy: RatePolicy; count: number }): Promise<void> {
+    const before = this.ctx.storage.kv.get<number>(TAT_KEY) ?? null;
+    const stored = refunded(before, Math.min(Math.max(0, Math.floor(input.count)), MAX_REFUND), input.policy);
+    if (stored !== before) this.ctx.storage.kv.put(TAT_KEY, stored);
   }
 
   /** Whether a call would pass at `now` under `policy`, spending nothing. */
@@ -96,8 +104,8 @@ export const accountCaller: CallerKey = (c) => {
   return accountKey(accountId);
 };
 
-/** The caller is the client address Cloudflare saw (`CF-Connecting-IP`). */
-export const addressCaller: CallerKey = (c) => `ip:${c.req.header("CF-Connecting-IP") ?? "unknown"}`;
+/** The caller is the client address Cloudflare saw (`CF-Connecting-IP`); an IPv6 client by its /64. */
+export const addressCaller: CallerKey = (c) => `ip:${addressBucket(c.req.header("CF-Connecting-IP") ?? "unknown")}`;
 
 /** The key for an account, for callers that learn the account some other way (a signed link). */
 export const accountKey = (accountId: string) => `account:${accountId}`;

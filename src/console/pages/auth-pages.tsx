@@ -1,5 +1,15 @@
 import { Hono } from "hono";
-import { Credentials, SAME_ANSWER_FOR_BAD_LOGIN, createAccount, limitSignUp, signInAttempt } from "../api/auth";
+import {
+  CODE_REQUIRED_MESSAGE,
+  Credentials,
+  SAME_ANSWER_FOR_BAD_LOGIN,
+  SignIn,
+  WRONG_CODE_MESSAGE,
+  createAccount,
+  limitSignUp,
+  newPasswordProblem,
+  signInAttempt,
+} from "../../auth/sign-in";
 import { endSession, loadSession, startSession } from "../../auth/session";
 import type { AppEnv } from "../../http/context";
 import { Field } from "./components";
@@ -8,6 +18,7 @@ import { setFlash, takeFlash, type Flash } from "./flash";
 import { HOME_PATH, safeNext } from "./format";
 import { type FieldErrors, readForm } from "./forms";
 import { Layout, render } from "./layout";
+import { PasskeySignInButton } from "./passkeys-section";
 
 type Mode = "signin" | "signup";
 
@@ -17,6 +28,8 @@ interface AuthFormProps {
   email?: string;
   errors?: FieldErrors;
   flash?: Flash | null;
+  /** Sign-in for an account with two-step sign-in: the form asks for a code as well. */
+  askCode?: boolean;
 }
 
 const TEXT = {
@@ -47,11 +60,23 @@ function AuthForm(props: AuthFormProps) {
             error={errors.password}
             autocomplete={props.mode === "signup" ? "new-password" : "current-password"}
             autofocus={Boolean(props.email) && !errors.email}
-            hint={props.mode === "signup" ? "At least 8 characters." : undefined}
+            hint={props.mode === "signup" ? "At least 8 characters, and none of the 10,000 most common passwords." : undefined}
             required
           />
+          {props.askCode && (
+            <Field
+              name="code"
+              label="Code from your authenticator app"
+              error={errors.code}
+              autocomplete="one-time-code"
+              maxlength={64}
+              hint="Six digits, or one of your recovery codes. Enter your password again with it."
+              required
+            />
+          )}
           <button type="submit">{text.button}</button>
         </form>
+        {props.mode === "signin" && <PasskeySignInButton next={props.next} />}
       </div>
       <p>
         {props.mode === "signin" ? (
@@ -90,6 +115,8 @@ authPages.post("/signup", async (c) => {
   const next = safeNext(c.req.query("next"));
   const form = await readForm(c, Credentials);
   if (!form.ok) return render(c, <AuthForm mode="signup" next={next} email={form.values.email} errors={form.errors} />, 400);
+  const problem = await newPasswordProblem(form.data.password);
+  if (problem) return render(c, <AuthForm mode="signup" next={next} email={form.values.email} errors={{ password: problem }} />, 400);
   await limitSignUp(c);
   const { now, uuid } = c.get("deps");
   const id = uuid();
@@ -103,13 +130,18 @@ authPages.post("/signup", async (c) => {
 
 authPages.post("/signin", async (c) => {
   const next = safeNext(c.req.query("next"));
-  const form = await readForm(c, Credentials);
-  if (!form.ok) return render(c, <AuthForm mode="signin" next={next} email={form.values.email} errors={form.errors} />, 400);
-  const id = await signInAttempt(c, form.data);
-  if (!id) {
-    return render(c, <AuthForm mode="signin" next={next} email={form.values.email} errors={{ password: SAME_ANSWER_FOR_BAD_LOGIN }} />, 401);
+  const form = await readForm(c, SignIn);
+  const askCode = "code" in form.values;
+  if (!form.ok) return render(c, <AuthForm mode="signin" next={next} email={form.values.email} errors={form.errors} askCode={askCode} />, 400);
+  const result = await signInAttempt(c, { ...form.data, code: form.data.code || undefined });
+  if (!result.ok) {
+    const errors: FieldErrors =
+      result.refused === "credentials"
+        ? { password: SAME_ANSWER_FOR_BAD_LOGIN }
+        : { code: result.refused === "code_missing" ? CODE_REQUIRED_MESSAGE : WRONG_CODE_MESSAGE };
+    return render(c, <AuthForm mode="signin" next={next} email={form.values.email} errors={errors} askCode={askCode || result.refused !== "credentials"} />, 401);
   }
-  await startSession(c, id);
+  await startSession(c, result.accountId);
   return c.redirect(next, 303);
 });
 
