@@ -10,6 +10,7 @@ import { consolePages } from "./console/pages";
 import { databaseRoutes } from "./console/api/databases";
 import { domainRoutes } from "./console/api/domains";
 import { envRoutes } from "./console/api/env";
+import { passkeyRoutes } from "./console/api/passkeys";
 import { tokenRoutes } from "./console/api/tokens";
 import { walletRoutes } from "./console/api/wallet";
 import { webhookSecretRoutes } from "./console/api/webhook";
@@ -50,6 +51,7 @@ export function createApp(deps: Deps = defaultDeps) {
   consoleApi.route("/apps", envRoutes);
   consoleApi.route("/apps", webhookSecretRoutes);
   consoleApi.route("/wallet", walletRoutes);
+  consoleApi.route("/passkeys", passkeyRoutes);
   app.route("/console/api", consoleApi);
   app.route("/console", consolePages);
   app.route("/admin/api", adminRoutes);

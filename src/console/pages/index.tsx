@@ -16,6 +16,7 @@ import { domainPages } from "./domain-pages";
 import { exportPages } from "./exports-section";
 import { HOME_PATH } from "./format";
 import { Layout, render } from "./layout";
+import { passkeyPages } from "./passkeys-section";
 import { profilePages } from "./profile-pages";
 import { consoleSecureHeaders } from "./secure-headers";
 
@@ -81,6 +82,7 @@ for (const path of ["/databases", "/databases/*", "/apps", "/apps/*", "/billing"
 consolePages.get("/", async (c) => c.redirect((await loadSession(c)) ? HOME_PATH : "/console/signin", 303));
 consolePages.route("/", authPages);
 consolePages.route("/profile", profilePages);
+consolePages.route("/profile", passkeyPages);
 consolePages.route("/databases", databasePages);
 consolePages.route("/databases", exportPages);
 consolePages.route("/apps", appPages);

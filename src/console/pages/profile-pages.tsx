@@ -1,6 +1,8 @@
 import { Hono } from "hono";
 import { TokenName } from "../api/tokens";
 import { createToken, listTokens, revokeToken, type TokenView } from "../../auth/token-store";
+import { listPasskeys, type PasskeyView } from "../../auth/passkeys";
+import { PasskeysSection } from "./passkeys-section";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
 import { Csrf, DateTime, EmptyState, Field } from "./components";
@@ -11,6 +13,7 @@ import { Layout, loadViewer, render, type Viewer } from "./layout";
 interface ProfileProps {
   viewer: Viewer;
   tokens: TokenView[];
+  passkeys: PasskeyView[];
   flash?: Flash | null;
   name?: string;
   errors?: FieldErrors;
@@ -109,6 +112,10 @@ function ProfilePage(props: ProfileProps) {
         <h2 id="list-heading">Your tokens</h2>
         <TokenTable tokens={props.tokens} locale={props.viewer.locale} />
       </section>
+      <PasskeysSection viewer={props.viewer} passkeys={props.passkeys} />
+      <p>
+        <a href="/console/profile/security-log">Security log</a>: every change to your account and its resources, who made it and from where.
+      </p>
     </Layout>
   );
 }
@@ -146,15 +153,15 @@ async function findToken(env: Env, accountId: string, id: string): Promise<Token
 export const profilePages = new Hono<AppEnv>()
   .get("/", async (c) => {
     const flash = await takeFlash(c);
-    const tokens = await listTokens(c.env, c.get("accountId")!);
-    return render(c, <ProfilePage viewer={await loadViewer(c)} tokens={tokens} flash={flash} />);
+    const [tokens, passkeys] = await Promise.all([listTokens(c.env, c.get("accountId")!), listPasskeys(c.env, c.get("accountId")!)]);
+    return render(c, <ProfilePage viewer={await loadViewer(c)} tokens={tokens} passkeys={passkeys} flash={flash} />);
   })
   .post("/tokens", async (c) => {
     const accountId = c.get("accountId")!;
     const form = await readForm(c, TokenName);
     if (!form.ok) {
-      const tokens = await listTokens(c.env, accountId);
-      return render(c, <ProfilePage viewer={await loadViewer(c)} tokens={tokens} name={form.values.name} errors={form.errors} />, 400);
+      const [tokens, passkeys] = await Promise.all([listTokens(c.env, accountId), listPasskeys(c.env, accountId)]);
+      return render(c, <ProfilePage viewer={await loadViewer(c)} tokens={tokens} passkeys={passkeys} name={form.values.name} errors={form.errors} />, 400);
     }
     const { now, uuid } = c.get("deps");
     const created = await createToken(c.env, accountId, form.data.name, now(), uuid());

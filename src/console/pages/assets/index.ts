@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../../http/context";
 import { CLIENT_SCRIPT } from "./client-script";
+import { PASSKEY_SCRIPT } from "./passkeys-bundle";
 import { STYLES } from "./styles";
 
 /** A small mark for the tab bar. */
@@ -13,6 +14,9 @@ export const ASSET_PATHS = {
   icon: "/console/assets/icon.svg",
 } as const;
 
+/** The passkey script (@simplewebauthn/browser bundled, see scripts/build-passkey-script.ts): only pages with passkeys load it. */
+export const PASSKEY_SCRIPT_PATH = "/console/assets/passkeys.js";
+
 const asset = (body: string, type: string) => () =>
   new Response(body, {
     headers: { "Content-Type": type, "Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff" },
@@ -22,4 +26,5 @@ const asset = (body: string, type: string) => () =>
 export const assetRoutes = new Hono<AppEnv>()
   .get("/console.css", asset(STYLES, "text/css; charset=utf-8"))
   .get("/console.js", asset(CLIENT_SCRIPT, "text/javascript; charset=utf-8"))
+  .get("/passkeys.js", asset(PASSKEY_SCRIPT, "text/javascript; charset=utf-8"))
   .get("/icon.svg", asset(ICON, "image/svg+xml"));
