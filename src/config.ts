@@ -116,6 +116,10 @@ const ConfigSchema = z.object({
   SOURCE_TIMEOUT_SECONDS: seconds("SOURCE_TIMEOUT_SECONDS", 300),
   /** Sources on http, loopback or private addresses (a dev forge); off where the Worker is deployed. */
   ALLOW_LOCAL_SOURCES: flag("ALLOW_LOCAL_SOURCES", false),
+  /** A subdomain an account released (app deleted or renamed) is held for that account this many days; 0: not held. */
+  SUBDOMAIN_HOLD_DAYS: seconds("SUBDOMAIN_HOLD_DAYS", 30, 0),
+  /** Live log streams (console SSE) open at once per account; one more is refused with 429. */
+  LOG_STREAMS_PER_ACCOUNT: seconds("LOG_STREAMS_PER_ACCOUNT", 10),
   /**
    * How long an app's instance has to send its response headers once the request has reached it;
    * past that the proxy answers 504. Only the wait for headers: a streaming body is never cut.
@@ -248,6 +252,8 @@ export const SETTING_DEFAULTS = {
   SOURCE_MAX_ENTRIES: 100_000,
   SOURCE_TIMEOUT_SECONDS: 300,
   ALLOW_LOCAL_SOURCES: false,
+  SUBDOMAIN_HOLD_DAYS: 30,
+  LOG_STREAMS_PER_ACCOUNT: 10,
   INSTANCE_BIND_ADDRESS: "",
   EXPORT_INVOCATION_BYTES: 1024 ** 3,
   EXPORT_JOURNAL_MAX_BYTES: 1024 ** 3,
