@@ -11,7 +11,7 @@ import type { ContainerRuntime } from "./types";
 
 type RuntimeConfig = Pick<
   Config,
-  "RUNTIME_URL" | "RUNTIME_KIND" | "RUNTIME_BUILDER" | "REGISTRY" | "REGISTRY_API_URL" | "REGISTRY_USERNAME" | "REGISTRY_PASSWORD" | "RUNTIME_ACCESS_CLIENT_ID" | "RUNTIME_ACCESS_CLIENT_SECRET" | "INSTANCE_PORT_RANGE" | "INSTANCE_BIND_ADDRESS" | "SWARM_CONSTRAINTS" | "SWARM_PROBE_IMAGE"
+  "RUNTIME_URL" | "RUNTIME_KIND" | "RUNTIME_BUILDER" | "REGISTRY" | "REGISTRY_API_URL" | "REGISTRY_USERNAME" | "REGISTRY_PASSWORD" | "RUNTIME_ACCESS_CLIENT_ID" | "RUNTIME_ACCESS_CLIENT_SECRET" | "INSTANCE_PORT_RANGE" | "INSTANCE_BIND_ADDRESS" | "SWARM_CONSTRAINTS" | "SWARM_PROBE_IMAGE" | "SWARM_ENCRYPT_NETWORKS"
 >;
 
 /** The runtime for this env, or null when no engine is configured. */
@@ -33,6 +33,7 @@ export function runtimeFromConfig(config: RuntimeConfig, baseFetch?: typeof fetc
       portRange: config.INSTANCE_PORT_RANGE,
       constraints: config.SWARM_CONSTRAINTS,
       ...(config.SWARM_PROBE_IMAGE ? { probeImage: config.SWARM_PROBE_IMAGE } : {}),
+      encryptNetworks: config.SWARM_ENCRYPT_NETWORKS,
     });
   }
   return new DockerRuntime({

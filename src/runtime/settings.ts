@@ -127,6 +127,20 @@ export const RUNTIME_SETTINGS = {
       }
       return text;
     }),
+  /**
+   * Whether each app's overlay network on a swarm is encrypted between nodes (IPsec). Turn it off
+   * only where every node's kernel lacks ESP with AES-GCM and the nodes share a private network.
+   */
+  SWARM_ENCRYPT_NETWORKS: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = (raw ?? "").trim().toLowerCase();
+      if (text === "" || text === "true") return true;
+      if (text === "false") return false;
+      ctx.addIssue({ code: "custom", message: `SWARM_ENCRYPT_NETWORKS must be true or false, got "${raw}"` });
+      return z.NEVER;
+    }),
   /** Host ports instances publish on, `<first>-<last>`; the node proxy passes only these. */
   INSTANCE_PORT_RANGE: z
     .string()
@@ -152,6 +166,7 @@ export const RUNTIME_SETTING_DEFAULTS = {
   NODE_PROXY_URL: "",
   SWARM_CONSTRAINTS: [] as string[],
   SWARM_PROBE_IMAGE: "",
+  SWARM_ENCRYPT_NETWORKS: true,
 } as const;
 
 interface RuntimeConfig {

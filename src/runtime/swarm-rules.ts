@@ -339,5 +339,15 @@ export function probeServiceSpec(image: string, name: string): Record<string, un
   };
 }
 
+/**
+ * The `POST /networks/create` body of an app's own network on a swarm: an overlay that only the
+ * app's tasks join (not attachable, so no container started outside a service can), reaching the
+ * internet through each node's gateway bridge, and encrypted between nodes (IPsec, which needs the
+ * kernel's ESP and AES-GCM support on every node) unless `encrypted` is false.
+ */
+export function appOverlaySpec(name: string, labels: Record<string, string>, encrypted: boolean): Record<string, unknown> {
+  return { Name: name, Driver: "overlay", CheckDuplicate: true, Attachable: false, Internal: false, Labels: labels, Options: encrypted ? { encrypted: "" } : {} };
+}
+
 /** Label of the report's probe job (never an app's service). */
 export const PROBE_LABEL = "control-plane.probe";

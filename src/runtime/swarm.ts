@@ -21,6 +21,7 @@ import {
   type SwarmNode,
   type SwarmTask,
   anyTaskActive,
+  appOverlaySpec,
   generationOutcome,
   nodeAddress,
   pickPort,
@@ -81,6 +82,8 @@ export interface SwarmRuntimeOptions {
    * check its no-new-privileges option (SWARM_PROBE_IMAGE); absent: the report says it is unchecked.
    */
   probeImage?: string;
+  /** Whether apps' overlay networks are encrypted between nodes (SWARM_ENCRYPT_NETWORKS); default true. */
+  encryptNetworks?: boolean;
   random?: () => number;
 }
 
@@ -131,6 +134,7 @@ export class SwarmRuntime implements ContainerRuntime {
   private readonly startTimeoutMs: number;
   private readonly constraints: string[];
   private readonly probeImage: string | undefined;
+  private readonly encryptNetworks: boolean;
   private readonly random: () => number;
   private readonly addresses = new Map<string, string>();
   private readonly engine: string;
@@ -159,6 +163,7 @@ export class SwarmRuntime implements ContainerRuntime {
     this.startTimeoutMs = (options.startTimeoutSeconds ?? 120) * 1000;
     this.constraints = options.constraints ?? [];
     this.probeImage = options.probeImage || undefined;
+    this.encryptNetworks = options.encryptNetworks ?? true;
     this.random = options.random ?? Math.random;
   }
 
@@ -213,6 +218,7 @@ export class SwarmRuntime implements ContainerRuntime {
   }
 
   async start(spec: InstanceSpec): Promise<Instance> {
+    if (spec.network) await this.ensureNetwork(spec.network, {});
     const port = await this.freePort();
     const serviceSpec = this.serviceSpec(spec, await this.pinned(spec.image), port);
     const { body } = await this.client.json<{ ID: string }>("POST", "/services/create", { json: serviceSpec });
@@ -228,6 +234,7 @@ export class SwarmRuntime implements ContainerRuntime {
   async replace(id: string, spec: InstanceSpec): Promise<Instance> {
     const service = await this.service(id);
     if (!service) return this.start(spec);
+    if (spec.network) await this.ensureNetwork(spec.network, {});
     const port = await this.freePort();
     const next = this.serviceSpec(spec, await this.pinned(spec.image), port);
     // A service keeps its name; the restart counter goes on from where it is.
@@ -289,6 +296,8 @@ export class SwarmRuntime implements ContainerRuntime {
         },
         RestartPolicy: { Condition: "on-failure", Delay: 5e9, MaxAttempts: RESTART_ATTEMPTS, Window: RESTART_WINDOW_NS },
         Placement: { Constraints: this.constraints },
+        // The app's own overlay: other apps' tasks, on any node, are not on it.
+        ...(spec.network ? { Networks: [{ Target: spec.network }] } : {}),
       },
       Mode: { Replicated: { Replicas: 1 } },
       // The Worker probes the new task itself; the monitor period only has to catch a task that dies at once.
@@ -361,6 +370,32 @@ export class SwarmRuntime implements ContainerRuntime {
 
   async remove(id: string): Promise<void> {
     await this.drain(this.client.request("DELETE", `/services/${seg(id)}`, { accept: [404] }));
+  }
+
+  /** Creates the app's overlay network (see `appOverlaySpec`) unless it exists. */
+  async ensureNetwork(name: string, labels: Record<string, string>): Promise<void> {
+    const found = await this.client.request("GET", `/networks/${seg(name)}`, { accept: [404] });
+    await found.arrayBuffer();
+    if (found.ok) return;
+    // 409: another launch created it meanwhile.
+    await this.drain(this.client.request("POST", "/networks/create", { json: appOverlaySpec(name, labels, this.encryptNetworks), accept: [409] }));
+  }
+
+  /**
+   * Removes the app's overlay; a missing one is fine. The manager refuses it while a task of a
+   * just-removed service still holds it, so that refusal is retried until the tasks are gone.
+   */
+  async removeNetwork(name: string): Promise<void> {
+    const deadline = Date.now() + this.startTimeoutMs;
+    for (;;) {
+      const res = await this.client.request("DELETE", `/networks/${seg(name)}`, { accept: [400, 403, 404, 409] });
+      const text = await res.text();
+      if (res.ok || res.status === 404) return;
+      if (!/in use|active endpoints/i.test(text) || Date.now() > deadline) {
+        throw new RuntimeUnavailableError(`The swarm did not remove the network ${name}: ${text.slice(0, 200)}`);
+      }
+      await sleep(POLL_MS);
+    }
   }
 
   /** Removes the image on the manager under both its names, and its tag in the registry when reachable. */

@@ -26,6 +26,7 @@ describe("parseConfig", () => {
       PROXY_HEADER_TIMEOUT_SECONDS: 100,
       DRAIN_SECONDS: 30,
       STOP_GRACE_SECONDS: 10,
+      RECONCILE_GRACE_SECONDS: 300,
       BUILD_TIMEOUT_SECONDS: 900,
       BUILD_MEMORY_MB: 1024,
       BUILD_CPUS: 1,
@@ -57,6 +58,7 @@ describe("parseConfig", () => {
       NODE_PROXY_URL: "",
       SWARM_CONSTRAINTS: [],
       SWARM_PROBE_IMAGE: "",
+      SWARM_ENCRYPT_NETWORKS: true,
     });
   });
 

@@ -32,6 +32,7 @@ describe("engine settings", () => {
     ["a node proxy with a port", { NODE_PROXY_URL: "https://proxy-{node}:8443/" }],
     ["placement constraints", { SWARM_CONSTRAINTS: "node.labels.apps==on, node.role!=manager" }],
     ["a probe image in the registry", { SWARM_PROBE_IMAGE: "registry.example.net:5000/probe:1" }],
+    ["unencrypted app networks on a swarm", { SWARM_ENCRYPT_NETWORKS: "false" }],
   ] as [string, Record<string, unknown>][])("accepts %s", (_name, vars) => {
     expect(() => parseConfig({ ...secrets, ...vars })).not.toThrow();
   });
@@ -55,6 +56,7 @@ describe("engine settings", () => {
     ["a constraint that is not one", { SWARM_CONSTRAINTS: "node.labels.apps" }, /SWARM_CONSTRAINTS must be comma-separated placement constraints such as node.labels.apps==on, got "node.labels.apps"/],
     ["a constraint with a shell in it", { SWARM_CONSTRAINTS: "node.role==$(id)" }, /SWARM_CONSTRAINTS must be/],
     ["a probe image with a space in it", { SWARM_PROBE_IMAGE: "busybox; id" }, /SWARM_PROBE_IMAGE must be an image reference such as registry\.example\.net\/probe:1, got "busybox; id"/],
+    ["an encryption switch that is neither true nor false", { SWARM_ENCRYPT_NETWORKS: "maybe" }, /SWARM_ENCRYPT_NETWORKS must be true or false, got "maybe"/],
   ] as [string, Record<string, unknown>, RegExp][])("refuses %s", (_name, vars, message) => {
     expect(() => parseConfig({ ...secrets, ...vars })).toThrow(message);
   });

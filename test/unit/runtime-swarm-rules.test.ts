@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import {
   type SwarmTask,
+  appOverlaySpec,
   generationOutcome,
   nodeAddress,
   pickPort,
@@ -206,4 +207,21 @@ describe("taskHealthcheck (the app's health check as the task's own)", () => {
     ["it's", "'it'\\''s'"],
     ["", "''"],
   ])("shellQuote(%j) = %s", (text, quoted) => expect(shellQuote(text)).toBe(quoted));
+});
+
+describe("appOverlaySpec (each app's own network on a swarm)", () => {
+  it.each([
+    [true, { encrypted: "" }],
+    [false, {}],
+  ])("an overlay only services join, encrypted: %s", (encrypted, options) => {
+    expect(appOverlaySpec("control-plane-app-a1", { app: "a1" }, encrypted)).toEqual({
+      Name: "control-plane-app-a1",
+      Driver: "overlay",
+      CheckDuplicate: true,
+      Attachable: false,
+      Internal: false,
+      Labels: { app: "a1" },
+      Options: options,
+    });
+  });
 });
