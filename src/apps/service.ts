@@ -5,6 +5,7 @@ import { generatedSubdomain } from "./contract/subdomain";
 import { type HealthCheckSettings, healthSettings } from "./health";
 import type { AppSettingsRequest, NewAppRequest } from "./settings";
 import { type AppRow, getApp, insertApp, isSubdomainTaken, updateAppSettings } from "./store";
+import { heldFromAccount, holdOf, holdSubdomain, subdomainHeldMessage } from "./subdomain-holds";
 
 /** Two writes racing for one subdomain: the unique index decides, and the loser gets SUBDOMAIN_TAKEN. */
 const isUniqueViolation = (err: unknown) => err instanceof Error && /UNIQUE/i.test(err.message);
@@ -59,10 +60,22 @@ function tokenDropped(app: AppRow, repository: string | undefined): null | undef
   return new URL(repository).origin === new URL(app.repository).origin ? undefined : null;
 }
 
+/**
+ * Why `accountId` may not take `subdomain` (another app has it, or another account released it
+ * less than SUBDOMAIN_HOLD_DAYS ago), or null. In that order: a release writes its hold before the
+ * app lets the name go, so whoever sees the name free also sees its hold.
+ */
+async function subdomainRefusal(env: Env, subdomain: string, accountId: string, now: number, exceptAppId?: string): Promise<string | null> {
+  if (await isSubdomainTaken(env, subdomain, exceptAppId)) return SUBDOMAIN_TAKEN;
+  const hold = await holdOf(env, subdomain);
+  return heldFromAccount(hold, accountId, now) ? subdomainHeldMessage(hold!.heldUntil) : null;
+}
+
 /** Creates an app (not deployed; the first deploy starts only when Deploy is pressed). */
 export async function createApp(env: Env, input: NewAppRequest & { accountId: string; id: string; now: number }): Promise<SettingsOutcome> {
   const subdomain = input.subdomain ?? generatedSubdomain(input.id);
-  if (await isSubdomainTaken(env, subdomain)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
+  const refusal = await subdomainRefusal(env, subdomain, input.accountId, input.now);
+  if (refusal) return { ok: false, field: "subdomain", message: refusal };
   try {
     const app = await insertApp(env, {
       id: input.id,
@@ -81,7 +94,8 @@ export async function createApp(env: Env, input: NewAppRequest & { accountId: st
 
 /**
  * Saves the settings given (an absent field stays as it is). A new subdomain is refused after the
- * first deploy and when another app has it; blank gives the generated one back. Run by the app's
+ * first deploy, when another app has it and while another account's hold keeps it; blank gives
+ * the generated one back, and the old one is held for the account (subdomain-holds.ts). Run by the app's
  * AppController with its change mark held, on the record read under that mark, so the first
  * deploy cannot land between the check and the write.
  */
@@ -90,7 +104,11 @@ export async function changeAppSettings(env: Env, app: AppRow, input: z.output<t
   if (subdomain !== undefined && subdomain !== app.subdomain) {
     if (app.firstDeployAt !== null) return { ok: false, field: "subdomain", message: SUBDOMAIN_FIXED };
     subdomain = subdomain || generatedSubdomain(app.id);
-    if (await isSubdomainTaken(env, subdomain, app.id)) return { ok: false, field: "subdomain", message: SUBDOMAIN_TAKEN };
+    const now = Date.now();
+    const refusal = await subdomainRefusal(env, subdomain, app.accountId, now, app.id);
+    if (refusal) return { ok: false, field: "subdomain", message: refusal };
+    // The old name is held before the app lets it go.
+    await holdSubdomain(env, { subdomain: app.subdomain, accountId: app.accountId, now, holdDays: getConfig(env).SUBDOMAIN_HOLD_DAYS });
   }
   const sourceToken =
     input.source_token === undefined

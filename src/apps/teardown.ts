@@ -1,3 +1,4 @@
+import { getConfig } from "../config";
 import { removeAppDomains } from "../domains/service";
 import { describeError, log } from "../http/log";
 import { appNetworkName } from "../runtime";
@@ -5,6 +6,7 @@ import type { ContainerRuntime } from "../runtime/types";
 import { deleteAppLogs } from "./deploy-log";
 import { APP_ID_LABEL, appImageRepository } from "./launch";
 import { type AppRow, deleteAppRecord, deployArtifacts } from "./store";
+import { holdSubdomain } from "./subdomain-holds";
 
 /**
  * Delete's work, run by the AppController with the app's change mark held: every instance and
@@ -24,5 +26,7 @@ export async function teardownApp(env: Env, app: AppRow, runtime: ContainerRunti
   }
   await deleteAppLogs(env.LOGS, app.id);
   await removeAppDomains(env, app.id);
+  // Its subdomain stays the account's for SUBDOMAIN_HOLD_DAYS, held before the record lets it go.
+  await holdSubdomain(env, { subdomain: app.subdomain, accountId: app.accountId, now: Date.now(), holdDays: getConfig(env).SUBDOMAIN_HOLD_DAYS });
   await deleteAppRecord(env, app.id);
 }

@@ -425,6 +425,28 @@ export const expiredDomainClaims = sqliteTable(
 );
 
 /**
+ * Subdomains an account released (its app deleted, or given another subdomain), held for that
+ * account alone until `held_until` (SUBDOMAIN_HOLD_DAYS), so a stranger cannot pick up a name
+ * whose DNS records still point at it (owner: src/apps/subdomain-holds.ts). No foreign key: a hold
+ * outlives the account that made it.
+ */
+export const subdomainHolds = sqliteTable("subdomain_holds", {
+  subdomain: text("subdomain").primaryKey(),
+  accountId: text("account_id").notNull(),
+  heldUntil: integer("held_until").notNull(),
+});
+
+/**
+ * The account each custom hostname was last `Active` for (owner: src/domains/last-owners.ts): any
+ * other account's claim of it needs the TXT proof, a CNAME to its app is not enough.
+ */
+export const domainLastOwners = sqliteTable("domain_last_owners", {
+  hostname: text("hostname").primaryKey(),
+  accountId: text("account_id").notNull(),
+  activeAt: integer("active_at").notNull(),
+});
+
+/**
  * The wallet: append-only; an account's balance is the sum of its entries (whole DA). A charge is
  * written in the same D1 batch as the change it pays for. Entries outlive the app they name.
  */
@@ -520,4 +542,4 @@ export const auditLog = sqliteTable(
   (t) => [index("audit_log_account_idx").on(t.accountId, t.at), index("audit_log_at_idx").on(t.at)],
 );
 
-export const schema = { accounts, sessions, accountTotp, recoveryCodes, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains, creditRequests, retireLedger, passkeys, passkeyChallenges, auditLog };
+export const schema = { accounts, sessions, accountTotp, recoveryCodes, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains, subdomainHolds, domainLastOwners, creditRequests, retireLedger, passkeys, passkeyChallenges, auditLog };

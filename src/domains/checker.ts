@@ -2,8 +2,9 @@ import { DurableObject } from "cloudflare:workers";
 import { type Config, getConfig } from "../config";
 import { getApp } from "../apps/store";
 import { describeError, log } from "../http/log";
-import { claimExpired, claimExpiresAt, isLost, needsTxt, proveClaim, verificationRecord } from "./claims";
+import { claimExpired, claimExpiresAt, isLost, needsTxt, proveClaim, strangerToHostname, verificationRecord } from "./claims";
 import { lookupRecords, lookupTxt } from "./dns";
+import { lastOwnerOf, recordActiveOwner } from "./last-owners";
 import { type ServiceTargets, pointsToService } from "./pointing";
 import { hostnameProvider } from "./provider";
 import { type DnsOutcome, type NextCheck, type Transition, type CheckTrigger, afterDnsCheck, afterVerifyStep } from "./states";
@@ -113,7 +114,7 @@ export class DomainChecker extends DurableObject<Env> {
 
     const targets = serviceTargets(this.env, app.subdomain);
     const provider = hostnameProvider(config, this.env);
-    const dns = await this.#dns(row, targets, config);
+    const dns = await this.#dns(row, targets, config, strangerToHostname(await lastOwnerOf(this.env, row.hostname), app.accountId));
     let asRead: Pick<DomainRow, "status" | "nextCheckAt"> = row;
     let ref = row.providerRef;
     let transition: Transition & { https?: boolean };
@@ -157,6 +158,7 @@ export class DomainChecker extends DurableObject<Env> {
       asRead,
     );
     if (!written) return this.#rearm(row.id, now, config.DOMAIN_CLAIM_DAYS);
+    if (transition.status === "active" && row.status !== "active") await recordActiveOwner(this.env, { hostname: row.hostname, accountId: app.accountId, now });
     if (nextCheckAt === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(waitingSince === null ? nextCheckAt : Math.min(nextCheckAt, claimExpiresAt(waitingSince, config.DOMAIN_CLAIM_DAYS)));
     if (transition.status !== row.status) log("info", "custom domain moved", { domain_id: row.id, from: row.status, to: transition.status, trigger });
@@ -181,16 +183,19 @@ export class DomainChecker extends DurableObject<Env> {
     return ref;
   }
 
-  /** What DNS says of this claim: it names this app, or reaches the service and a TXT record proves the claim. */
-  async #dns(row: DomainRow, targets: ServiceTargets, config: Config): Promise<DnsOutcome> {
+  /**
+   * What DNS says of this claim: it names this app, or reaches the service and a TXT record proves
+   * the claim (always needed by a `stranger`: the hostname was last Active for another account).
+   */
+  async #dns(row: DomainRow, targets: ServiceTargets, config: Config, stranger: boolean): Promise<DnsOutcome> {
     const resolver = { url: config.DNS_RESOLVER_URL, timeoutMs: config.DNS_TIMEOUT_SECONDS * 1000 };
     const lookup = await lookupRecords(resolver, row.hostname);
     if (!lookup.ok) return { kind: "lookup_failed", reason: lookup.reason };
     const pointing = pointsToService(row.hostname, lookup.records, targets);
-    if (!needsTxt(pointing)) return proveClaim(row.hostname, pointing, null, row.token);
+    if (!needsTxt(pointing, stranger)) return proveClaim(row.hostname, pointing, null, row.token);
     const txt = await lookupTxt(resolver, verificationRecord(row.hostname, row.token).name);
     if (!txt.ok) return { kind: "lookup_failed", reason: txt.reason };
-    return proveClaim(row.hostname, pointing, txt.values, row.token);
+    return proveClaim(row.hostname, pointing, txt.values, row.token, stranger);
   }
 
   #nextAt(next: NextCheck, now: number, config: Config): number | null {

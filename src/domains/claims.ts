@@ -12,6 +12,8 @@ import type { DnsOutcome, DomainStatus } from "./states";
  * - DNS decides: a CNAME to `<subdomain>.<APPS_DOMAIN>` names that app alone. The shared
  *   CUSTOM_DOMAIN_TARGET and the shared apex addresses reach the service but name no app, so such a
  *   claim verifies only with a TXT record at `_cp-challenge.<hostname>` holding its own token.
+ * - A hostname that was `Active` for one account needs that TXT record from any other account,
+ *   CNAME or not: the subdomain a forgotten CNAME names may have changed hands.
  * - The first verified claim wins; the others go `Error` ("Another app verified this hostname.")
  *   and are not re-checked.
  * - A claim left waiting DOMAIN_CLAIM_DAYS is removed; the app page notes it for 30 days.
@@ -47,22 +49,33 @@ export function verificationRecord(hostname: string, token: string): Verificatio
 }
 
 /**
- * Whether DNS proves this claim. `pointing` is what the records say of the hostname for this app;
- * `txt` the values at `_cp-challenge.<hostname>` (null when they were not needed, so not asked).
+ * Whether a claim by `accountId` needs the TXT proof even with a CNAME to its own app: the hostname
+ * was last `Active` for another account (`lastOwner`), whose forgotten CNAME may name a subdomain
+ * that has changed hands since.
  */
-export function proveClaim(hostname: string, pointing: Pointing, txt: readonly string[] | null, token: string): DnsOutcome {
+export const strangerToHostname = (lastOwner: string | null, accountId: string) => lastOwner !== null && lastOwner !== accountId;
+
+/**
+ * Whether DNS proves this claim. `pointing` is what the records say of the hostname for this app;
+ * `txt` the values at `_cp-challenge.<hostname>` (null when they were not needed, so not asked);
+ * `stranger`: the hostname was last `Active` for another account, so only the TXT record proves it.
+ */
+export function proveClaim(hostname: string, pointing: Pointing, txt: readonly string[] | null, token: string, stranger = false): DnsOutcome {
   if (!pointing.points) return { kind: "not_pointing", reason: pointing.reason };
-  if (pointing.via === "app") return { kind: "points" };
+  if (pointing.via === "app" && !stranger) return { kind: "points" };
   if (txt !== null && txt.some((value) => value.trim() === token)) return { kind: "points" };
   const name = `${CHALLENGE_LABEL}.${hostname}`;
+  if (pointing.via === "app") {
+    return { kind: "not_pointing", reason: `${hostname} was verified for another account before, so its CNAME alone does not prove this claim: add a TXT record at ${name} holding this domain's verification value` };
+  }
   if (txt === null || txt.length === 0) {
     return { kind: "not_pointing", reason: `${hostname} points to the service, but no TXT record proves which app: add a TXT record at ${name} holding this domain's verification value` };
   }
   return { kind: "not_pointing", reason: `${hostname} points to the service, but the TXT record at ${name} does not hold this domain's verification value` };
 }
 
-/** Whether the shared target or addresses were how the hostname reached the service, so a TXT is needed. */
-export const needsTxt = (pointing: Pointing) => pointing.points && pointing.via === "shared";
+/** Whether a TXT is needed: the shared target or addresses were how the hostname reached the service, or the claimant is a stranger to it. */
+export const needsTxt = (pointing: Pointing, stranger = false) => pointing.points && (pointing.via === "shared" || stranger);
 
 const HELD: readonly DomainStatus[] = ["verifying", "active"];
 

@@ -10,6 +10,7 @@ import {
   isLost,
   needsTxt,
   proveClaim,
+  strangerToHostname,
   unclaimableDomains,
   verificationRecord,
 } from "../../src/domains/claims";
@@ -70,6 +71,32 @@ describe("DNS decides: a CNAME to the app's hostname names that app; the shared 
     ["bare", "bare"],
   ])("reads the TXT data %s as %s", (data, text) => {
     expect(txtText(data)).toBe(text);
+  });
+});
+
+describe("a hostname that was Active for one account needs the TXT proof from any other", () => {
+  const app: Pointing = { points: true, via: "app" };
+  const shared: Pointing = { points: true, via: "shared" };
+  const stranger = `${S} was verified for another account before, so its CNAME alone does not prove this claim: add a TXT record at _cp-challenge.${S} holding this domain's verification value`;
+  it.each<[string, string | null, boolean]>([
+    ["never Active", null, false],
+    ["last Active for this account", "acct-a", false],
+    ["last Active for another account", "acct-b", true],
+  ])("%s", (_name, lastOwner, expected) => {
+    expect(strangerToHostname(lastOwner, "acct-a")).toBe(expected);
+  });
+
+  it.each<[string, Pointing, string[] | null, { kind: string; reason?: string }]>([
+    ["stranger, CNAME to its app, no TXT record", app, [], { kind: "not_pointing", reason: stranger }],
+    ["stranger, CNAME to its app, another claim's TXT", app, ["ffffffffffffffffffffffffffffffff"], { kind: "not_pointing", reason: stranger }],
+    ["stranger, CNAME to its app, this claim's TXT", app, [TOKEN], { kind: "points" }],
+    ["stranger, shared target, this claim's TXT", shared, [TOKEN], { kind: "points" }],
+  ])("%s", (_name, pointing, txt, outcome) => {
+    expect(proveClaim(S, pointing, txt, TOKEN, true)).toEqual(outcome);
+  });
+
+  it("asks a stranger for the TXT whatever the way in", () => {
+    expect([needsTxt(app, true), needsTxt(shared, true), needsTxt({ points: false, reason: "x" }, true)]).toEqual([true, true, false]);
   });
 });
 

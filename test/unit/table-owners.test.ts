@@ -14,6 +14,8 @@ export const TABLE_OWNERS: Record<string, string> = {
   app_env_vars: "src/envvars/store.ts",
   custom_domains: "src/domains/store.ts",
   expired_domain_claims: "src/domains/store.ts",
+  subdomain_holds: "src/apps/subdomain-holds.ts",
+  domain_last_owners: "src/domains/last-owners.ts",
   credit_requests: "src/billing/credit-requests.ts",
   instance_ports: "src/runtime/ports.ts",
   retire_ledger: "src/apps/retire-ledger.ts",
