@@ -32,6 +32,8 @@ export default defineConfig(async () => {
             ALLOW_LOCAL_SOURCES: "true",
             // A switch's old instance drains 2 s and gets 1 s to exit (the production default is 30 s and 10 s).
             DRAIN_SECONDS: "2",
+            // Metrics counts are written at once rather than batched for 10 s (docs/metrics.md).
+            METRICS_FLUSH_SECONDS: "0",
             STOP_GRACE_SECONDS: "1",
             DNS_RESOLVER_URL: dns.resolverUrl,
             DNS_TIMEOUT_SECONDS: "2",

@@ -11,6 +11,9 @@ import { databaseRoutes } from "./console/api/databases";
 import { domainRoutes } from "./console/api/domains";
 import { envRoutes } from "./console/api/env";
 import { passkeyRoutes } from "./console/api/passkeys";
+import { metricsRoutes } from "./console/api/metrics";
+import { securityRoutes } from "./console/api/security";
+import { auditRoutes } from "./console/api/audit";
 import { tokenRoutes } from "./console/api/tokens";
 import { walletRoutes } from "./console/api/wallet";
 import { webhookSecretRoutes } from "./console/api/webhook";
@@ -51,6 +54,7 @@ export function createApp(deps: Deps = defaultDeps) {
   consoleApi.route("/apps", envRoutes);
   consoleApi.route("/apps", webhookSecretRoutes);
   consoleApi.route("/wallet", walletRoutes);
+  consoleApi.route("/apps", metricsRoutes);
   consoleApi.route("/passkeys", passkeyRoutes);
   app.route("/console/api", consoleApi);
   app.route("/console", consolePages);

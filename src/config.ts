@@ -126,6 +126,10 @@ const ConfigSchema = z.object({
    * 100 s is the bound Cloudflare itself puts on an origin's first answer.
    */
   PROXY_HEADER_TIMEOUT_SECONDS: seconds("PROXY_HEADER_TIMEOUT_SECONDS", 100),
+  /** Count each app's requests for its metrics (docs/metrics.md); off only to measure what counting costs. */
+  METRICS_COLLECTION: flag("METRICS_COLLECTION", true),
+  /** The longest counts wait in an isolate before they are written to the app's metrics (0: at once, for tests). */
+  METRICS_FLUSH_SECONDS: seconds("METRICS_FLUSH_SECONDS", 10, 0),
   /**
    * After a switch, the instance that served before keeps running this long so requests already
    * sent to it finish (at least 2 s, more than the proxy remembers a route); then it gets SIGTERM
@@ -248,6 +252,8 @@ export const SETTING_DEFAULTS = {
   BUILD_TIMEOUT_SECONDS: 900,
   BUILD_MEMORY_MB: PLANS.pro.memoryMb,
   BUILD_CPUS: PLANS.pro.cpus,
+  METRICS_COLLECTION: true,
+  METRICS_FLUSH_SECONDS: 10,
   SOURCE_MAX_BYTES: 1024 ** 3,
   SOURCE_MAX_ENTRIES: 100_000,
   SOURCE_TIMEOUT_SECONDS: 300,

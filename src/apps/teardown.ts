@@ -1,6 +1,7 @@
 import { getConfig } from "../config";
 import { removeAppDomains } from "../domains/service";
 import { describeError, log } from "../http/log";
+import { appMetrics } from "../metrics/app-metrics";
 import { appNetworkName } from "../runtime";
 import type { ContainerRuntime } from "../runtime/types";
 import { deleteAppLogs } from "./deploy-log";
@@ -29,4 +30,5 @@ export async function teardownApp(env: Env, app: AppRow, runtime: ContainerRunti
   // Its subdomain stays the account's for SUBDOMAIN_HOLD_DAYS, held before the record lets it go.
   await holdSubdomain(env, { subdomain: app.subdomain, accountId: app.accountId, now: Date.now(), holdDays: getConfig(env).SUBDOMAIN_HOLD_DAYS });
   await deleteAppRecord(env, app.id);
+  await appMetrics(env, app.id).erase();
 }

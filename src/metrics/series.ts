@@ -47,7 +47,8 @@ export function parseMetricsQuery(params: { from?: string; to?: string; step?: s
   }
   const to = params.to === undefined ? nowSeconds : parseTime(params.to);
   if (to === null) return { ok: false, field: "to", message: "to must be Unix seconds or an ISO 8601 date-time." };
-  const from = params.from === undefined ? to - (step === 60 ? DEFAULT_SPAN_SECONDS : 24 * 3600) : parseTime(params.from);
+  // Without `from`: the last hour's minutes (or the last day's hours), the one holding `to` included.
+  const from = params.from === undefined ? bucketStart(to - 1, step) - ((step === 60 ? DEFAULT_SPAN_SECONDS : 86400) / step - 1) * step : parseTime(params.from);
   if (from === null) return { ok: false, field: "from", message: "from must be Unix seconds or an ISO 8601 date-time." };
   if (from >= to) return { ok: false, field: "from", message: "from must be before to." };
   const first = bucketStart(from, step);

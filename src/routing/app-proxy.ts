@@ -1,7 +1,9 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { appBySubdomain } from "../apps/store";
 import type { AppEnv } from "../http/context";
 import { describeError, log } from "../http/log";
+import { MetricsCollector } from "../metrics/collector";
+import { type CountContext, countAnswer } from "../metrics/proxy-count";
 import { keepCookiesHome } from "./cookie-domain";
 import { customHostnameRoute } from "./custom-hosts";
 import { appSubdomainOf } from "./hosts";
@@ -52,7 +54,7 @@ async function lookUp(env: Env, target: Target): Promise<Lookup | null> {
  * PROXY_HEADER_TIMEOUT_SECONDS gets the 504 page (instance-fetch.ts), and nothing cuts an exchange
  * once its headers are in.
  */
-export function appProxy(routes = new RouteCache()): MiddlewareHandler<AppEnv> {
+export function appProxy(routes = new RouteCache(), metrics = new MetricsCollector()): MiddlewareHandler<AppEnv> {
   return async function appProxy(c, next) {
     // Workers give every request a URL whose host is the Host header; a Request made in code may
     // carry no Host header at all.
@@ -73,11 +75,17 @@ export function appProxy(routes = new RouteCache()): MiddlewareHandler<AppEnv> {
     const config = c.get("config");
     const timeoutMs = config.PROXY_HEADER_TIMEOUT_SECONDS * 1000;
     const nodeProxy = { url: config.NODE_PROXY_URL, clientId: config.RUNTIME_ACCESS_CLIENT_ID, clientSecret: config.RUNTIME_ACCESS_CLIENT_SECRET };
-    const forward = async (to: Route) => keepCookiesHome(await fetchInstance(c.req.raw, c.req.header("Host"), instanceTarget(to, nodeProxy), timeoutMs), config.APPS_DOMAIN);
+    const counting: CountContext | null = config.METRICS_COLLECTION ? { env: c.env, collector: metrics, flushSeconds: config.METRICS_FLUSH_SECONDS, waitUntil: waitUntilOf(c) } : null;
+    const count = (appId: string, res: Response, latencyMs: number | null) => (counting ? countAnswer(counting, appId, res, latencyMs, Date.now()) : res);
+    const forward = async (to: Route) => {
+      const sent = Date.now();
+      const res = keepCookiesHome(await fetchInstance(c.req.raw, c.req.header("Host"), instanceTarget(to, nodeProxy), timeoutMs), config.APPS_DOMAIN);
+      return count(to.appId, res, Date.now() - sent);
+    };
     try {
       return await forward(route);
     } catch (err) {
-      if (err instanceof InstanceTimeout) return tooSlow(route.appId, err);
+      if (err instanceof InstanceTimeout) return count(route.appId, tooSlow(route.appId, err), null);
       // Where the app answers now: D1 again when the route was remembered (a switch happened
       // meanwhile), then the engine when the instance may have moved by itself (a swarm task).
       if (subdomain !== null) routes.forget(subdomain);
@@ -91,11 +99,21 @@ export function appProxy(routes = new RouteCache()): MiddlewareHandler<AppEnv> {
       if (subdomain !== null) routes.set(subdomain, fresh, c.get("deps").now());
       if (fresh.instanceUrl !== route.instanceUrl && !hasBody) {
         const again = fresh;
-        return forward(again).catch((error: unknown) => (error instanceof InstanceTimeout ? tooSlow(again.appId, error) : notAnswering(again.appId, error)));
+        return forward(again).catch((error: unknown) => count(again.appId, error instanceof InstanceTimeout ? tooSlow(again.appId, error) : notAnswering(again.appId, error), null));
       }
-      return notAnswering(route.appId, err);
+      return count(route.appId, notAnswering(route.appId, err), null);
     }
   };
+}
+
+/** The request's `waitUntil`, or null for a request made in code without an execution context. */
+function waitUntilOf(c: Context<AppEnv>): ((work: Promise<unknown>) => void) | null {
+  try {
+    const ctx = c.executionCtx;
+    return (work) => ctx.waitUntil(work);
+  } catch {
+    return null;
+  }
 }
 
 function notAnswering(appId: string, err: unknown): Response {

@@ -7,6 +7,9 @@ import { type Builder, type BuilderChoice, buildQuery, chooseBuilder, followBuil
 import { DockerEngineClient, engineMessage } from "./docker-client";
 import { LogStreamDecoder, demultiplexLogs } from "./docker-stream";
 import { instanceHostConfig } from "./instance-settings";
+import { checkEgress } from "./egress-probe";
+import { BUILD_NETWORK, tenantNetworkSpec } from "./tenant-network";
+import { type DockerStatsJson, type InstanceStats, readDockerStats } from "./stats";
 import { listContainers, listImages, listNetworks } from "./listing";
 import {
   type BuildOutcome,
@@ -253,6 +256,14 @@ export class DockerRuntime implements ContainerRuntime {
   }
 
   async hasImage(image: string): Promise<boolean> {
+  async stats(id: string): Promise<InstanceStats | null> {
+    const c = await this.container(id);
+    if (!c) return null;
+    // One reading: the engine samples twice, a second apart, so the CPU figure covers that second.
+    const { status, body } = await this.client.json<DockerStatsJson>("GET", `/containers/${seg(id)}/stats`, { query: { stream: "false" }, accept: [404] });
+    return status === 404 ? null : readDockerStats(body, c.RestartCount ?? 0);
+  }
+
     const res = await this.client.request("GET", `/images/${imagePath(image)}/json`, { accept: [404] });
     await res.arrayBuffer();
     return res.ok;

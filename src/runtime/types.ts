@@ -4,6 +4,7 @@
  * many machines (Docker Swarm services) fits the same interface. The Docker Engine API adapter is
  * `docker.ts`; every adapter passes the conformance suite in `test/runtime/conformance.ts`.
  */
+import type { InstanceStats } from "./stats";
 
 /** The inclusive range of host ports instances publish on (INSTANCE_PORT_RANGE), e.g. 20000-29999. */
 export interface PortRange {
@@ -237,6 +238,8 @@ export interface ContainerRuntime {
   remove(id: string, options?: { graceSeconds?: number }): Promise<void>;
   /** Removes an image; a missing one is fine. */
   removeImage(image: string): Promise<void>;
+  /** The instance's CPU, memory and restart count now (docs/metrics.md); null when it is gone. */
+  stats?(id: string): Promise<InstanceStats | null>;
   /**
    * Ids of every instance carrying all these labels, running or not: what the engine holds,
    * whatever the records say (Delete removes an app's instances by its label).
