@@ -7,14 +7,19 @@ import { type ContainerRuntime, type Instance, RuntimeUnavailableError } from ".
 import { type Control, type ControlDecision, type ControlResult, type DeployResult, CHANGE_IN_FLIGHT_MESSAGE, DEPLOY_IN_PROGRESS_MESSAGE, DEPLOY_DEADLINE_MS, type InFlight } from "./controls";
 import { type InFlightRecord, NOT_CURRENT, NO_ENGINE, type Refusal, capacityRefusal, decideControl, nextAlarm, refusal } from "./controls";
 import { type SwitchOutcome, launchAndSwitch, liveSpec, retirePolicy } from "./launch";
+import { RETIRE_RETRY_MS, drainRetireLedger, retireDueAt } from "./retire";
+import { retireRowFor, retireRowsOf } from "./retire-ledger";
+import { type RunnerWatch, watchRunner } from "./runner-watch";
 import { healthSettings, stepHealth } from "./health";
 import { checkAppHealth } from "./health-check";
 import type { DeployJobMessage } from "./messages";
 import { type PlanId, planLimits } from "./plans";
 import { type SettingsOutcome, changeAppSettings } from "./service";
 import type { AppSettingsRequest } from "./settings";
-import { type AppRow, deployById, failDeployRecord, getApp, instanceColumns, recordLive, updateApp } from "./store";
+import { type AppRow, deployById, failDeployRecord, getApp, instanceColumns, recordLive, switchApp, updateApp } from "./store";
 import { teardownApp } from "./teardown";
+import type { AppReconcileResult } from "./reconcile";
+import { reconcileAppObjects } from "./reconcile-app";
 import { type RollbackResult, prepareRollback, pruneImages, repointStopped, switchRunning } from "./rollback";
 import { renewIfDue, renewalTime } from "../billing/renewal";
 import { recordDeploy, recordStart, startRefusal, stopColumns } from "../billing/app-events";
@@ -25,6 +30,8 @@ import { pushRefusal, rememberDelivery } from "../webhooks/push";
 
 /** When the next periodic health check is due (ms since the epoch), in the controller's storage. */
 const HEALTH_DUE = "health_due";
+/** After a retirement the engine did not answer, the next try is not before this (ms since the epoch). */
+const RETIRE_RETRY_AT = "retire_retry_at";
 
 /**
  * One per app (named by the app id): the one path of every change to an app (deploy and its
@@ -33,6 +40,9 @@ const HEALTH_DUE = "health_due";
  * other call can slip in between the decision and the mark. D1 stays the record of the app.
  */
 export class AppController extends DurableObject<Env> {
+  /** This start of the object: a mark made by another one belongs to work lost with it (controls.ts InFlightRecord.runner). */
+  readonly #incarnation = crypto.randomUUID();
+
   #inFlight(): InFlightRecord | null {
     return this.ctx.storage.kv.get<InFlightRecord>("in_flight") ?? null;
   }
@@ -66,13 +76,14 @@ export class AppController extends DurableObject<Env> {
    * not allow it (SPEC.md, App controls), else marks it in flight and runs it. The mark is made
    * before the app is read from D1, so a second press arriving meanwhile is refused.
    */
-  async #control<T>(control: Control, appId: string, now: number, run: (app: AppRow) => Promise<T>, options: { deployId?: string; keepMark?: boolean } = {}): Promise<T | Refusal | Extract<ControlDecision, { outcome: "already_deploying" }>> {
+  async #control<T>(control: Control, appId: string, now: number, run: (app: AppRow) => Promise<T>, options: { deployId?: string; keepMark?: boolean; queued?: boolean } = {}): Promise<T | Refusal | Extract<ControlDecision, { outcome: "already_deploying" }>> {
     const current = this.#inFlight();
     if (current) {
       const decision = decideControl(control, "not_deployed", current);
       if (decision.outcome !== "go") return decision;
     }
-    const mark: InFlightRecord = { kind: control, deployId: options.deployId, since: now };
+    // A deploy's job runs on the queue (its heartbeat is in D1); everything else runs here.
+    const mark: InFlightRecord = { kind: control, deployId: options.deployId, since: now, ...(options.queued ? {} : { runner: this.#incarnation }) };
     this.#mark(mark, appId);
     let keep = false;
     try {
@@ -135,7 +146,7 @@ export class AppController extends DurableObject<Env> {
         await this.#reschedule(input.now);
         return { outcome: "started" as const, deployId: input.deployId };
       },
-      { deployId: input.deployId, keepMark: true },
+      { deployId: input.deployId, keepMark: true, queued: true },
     );
   }
 
@@ -156,16 +167,18 @@ export class AppController extends DurableObject<Env> {
         ? { status: "running" as const, ...instanceColumns(input.instance), envAppliedVersion: input.envVersion }
         : {};
       const builtOnly = input.instance === null && app.status === "stopped";
+      const retire = input.instance ? this.#retireRow(app, input.instance.id) : null;
       outcome =
-        (input.instance !== null || builtOnly) && (await recordLive(this.env, deploy, app, set, input.replaces, input.now))
+        (input.instance !== null || builtOnly) && (await recordLive(this.env, deploy, app, set, input.replaces, input.now, retire))
           ? { switched: true, replaced: { instanceId: builtOnly ? null : app.instanceId, image: null, serving: app.status === "running" } }
           : { switched: false, reason: NOT_CURRENT };
     }
     this.#clear(current);
-    // The replaced image stays for rollback; only images older than the last live deploys go.
+    // The replaced image stays for rollback; only images older than the last live deploys go (an
+    // image its draining instance still runs goes at its retirement, src/apps/retire.ts).
     const runtime = this.#runtime();
-    if (outcome.switched && runtime && deploy) this.ctx.waitUntil(pruneImages(this.env, deploy.appId, runtime).catch((err: unknown) => log("warn", "images not pruned", { app_id: deploy.appId, ...describeError(err) })));
-    await this.#reschedule(Date.now());
+    if (outcome.switched && runtime && deploy) await pruneImages(this.env, deploy.appId, runtime).catch((err: unknown) => log("warn", "images not pruned", { app_id: deploy.appId, ...describeError(err) }));
+    await this.#reschedule(input.now);
     return outcome;
   }
 
@@ -183,12 +196,17 @@ export class AppController extends DurableObject<Env> {
   }
 
   /**
-   * The alarm's work at `now`: a deploy or variable switch that never reported back by its deadline
-   * is failed (so the app is never left `Deploying…`), and a paid period that has ended is renewed
-   * under the change mark like any other change (src/billing/renewal.ts). Then the next alarm is
-   * set for whichever comes first.
+   * The alarm's work at `now`: the change in flight is looked at (src/apps/runner-watch.ts: a
+   * runner silent for a minute, or work lost with a restart of this object, is handed on or ended,
+   * so the app is never left `Deploying…`), with the fixed deadlines as the last resort; a paid
+   * period that has ended is renewed under the change mark like any other change
+   * (src/billing/renewal.ts); replaced instances whose drain is over are retired
+   * (src/apps/retire.ts). Then the next alarm is set for whichever comes first.
    */
   async tick(now: number): Promise<void> {
+    const appId = this.ctx.storage.kv.get<string>("app_id");
+    const watched = this.#inFlight();
+    if (watched && appId) await watchRunner(this.#watch(), watched, appId, now);
     const current = this.#inFlight();
     if (current?.kind === "env" && now >= current.since + ENV_APPLY_DEADLINE_MS) {
       if (current.appId) await envApplyTimedOut(this.env, current.appId, now);
@@ -201,11 +219,10 @@ export class AppController extends DurableObject<Env> {
         now,
       });
     }
-    const appId = this.ctx.storage.kv.get<string>("app_id");
     // Only a renewal that is due takes the mark: the alarm also fires for health checks, and a
     // mark taken every time would refuse a control pressed in that moment.
     if (appId && (await this.#renewalDue(appId, now)) && !this.#inFlight()) {
-      const mark: InFlightRecord = { kind: "renew", since: now };
+      const mark: InFlightRecord = { kind: "renew", since: now, runner: this.#incarnation };
       this.#mark(mark, appId);
       try {
         await renewIfDue(this.env, appId, now, this.#runtime());
@@ -213,8 +230,40 @@ export class AppController extends DurableObject<Env> {
         this.#clear(mark);
       }
     }
+    if (appId) await this.#retire(appId, now);
     if (appId) await this.#checkHealth(appId, now);
     await this.#reschedule(now);
+  }
+
+  #watch(): RunnerWatch {
+    return {
+      env: this.env,
+      incarnation: this.#incarnation,
+      runtime: this.#runtime(),
+      remark: (record) => this.ctx.storage.kv.put<InFlightRecord>("in_flight", record),
+      clear: (record) => void this.#clear(record),
+      failDeploy: (input) => this.failDeploy(input),
+    };
+  }
+
+  /** One retirement run at a time in this object (a second alarm meanwhile finds it running). */
+  #retiring = false;
+
+  /** Retires the replaced instances whose drain is over; an engine that did not answer is tried again after RETIRE_RETRY_MS. */
+  async #retire(appId: string, now: number): Promise<void> {
+    const retryAt = this.ctx.storage.kv.get<number>(RETIRE_RETRY_AT);
+    if (this.#retiring || (retryAt !== undefined && now < retryAt)) return;
+    this.#retiring = true;
+    try {
+      const run = await drainRetireLedger(this.env, appId, this.#runtime(), now, retirePolicy(getConfig(this.env)).graceSeconds);
+      if (run.failed > 0) this.ctx.storage.kv.put(RETIRE_RETRY_AT, now + RETIRE_RETRY_MS);
+      else this.ctx.storage.kv.delete(RETIRE_RETRY_AT);
+    } catch (err) {
+      this.ctx.storage.kv.put(RETIRE_RETRY_AT, now + RETIRE_RETRY_MS);
+      log("warn", "retire ledger not drained", { app_id: appId, ...describeError(err) });
+    } finally {
+      this.#retiring = false;
+    }
   }
 
   async #renewalDue(appId: string, now: number): Promise<boolean> {
@@ -250,7 +299,8 @@ export class AppController extends DurableObject<Env> {
     const appId = this.ctx.storage.kv.get<string>("app_id");
     const app = appId ? await getApp(this.env, appId) : undefined;
     const healthAt = app?.status === "running" && app.instanceId ? (this.ctx.storage.kv.get<number>(HEALTH_DUE) ?? now) : null;
-    const at = nextAlarm(this.#inFlight(), app ? renewalTime(app) : null, now, healthAt);
+    const retireAt = appId ? retireDueAt(await retireRowsOf(this.env, appId), this.ctx.storage.kv.get<number>(RETIRE_RETRY_AT) ?? null) : null;
+    const at = nextAlarm(this.#inFlight(), app ? renewalTime(app) : null, now, healthAt, retireAt);
     if (at === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(at);
   }
@@ -272,12 +322,11 @@ export class AppController extends DurableObject<Env> {
       if (!affordable.ok) return refusal(affordable);
       let refused: Refusal | null = null;
       const result = await this.#relaunch(app, runtime, app.plan as PlanId, async (instance, envVersion) => {
-        const billed = await recordStart(this.env, app, input.now, { ...instanceColumns(instance), envAppliedVersion: envVersion });
+        const billed = await recordStart(this.env, app, input.now, { ...instanceColumns(instance), instanceId: instance.id, envAppliedVersion: envVersion }, this.#retireRow(app, instance.id));
         if (billed === "not_switched") return { switched: false, reason: NOT_CURRENT };
         if (!billed.ok) return (refused = refusal(billed)), { switched: false, reason: billed.message };
         return { switched: true, replaced: { instanceId: app.instanceId, image: null, serving: false } };
       });
-      if (result.outcome === "done") await this.#reschedule(input.now);
       return refused ?? result;
     });
   }
@@ -303,7 +352,7 @@ export class AppController extends DurableObject<Env> {
       const runtime = this.#runtime();
       if (!runtime) return NO_ENGINE;
       return this.#relaunch(app, runtime, input.plan, async (instance, envVersion) =>
-        (await updateApp(this.env, app.id, { plan: input.plan, ...instanceColumns(instance), envAppliedVersion: envVersion }, { instanceId: app.instanceId }))
+        (await switchApp(this.env, app.id, { plan: input.plan, ...instanceColumns(instance), instanceId: instance.id, envAppliedVersion: envVersion }, { instanceId: app.instanceId }, this.#retireRow(app, instance.id)))
           ? { switched: true, replaced: { instanceId: app.instanceId, image: null, serving: true } }
           : { switched: false, reason: NOT_CURRENT },
       );
@@ -329,7 +378,7 @@ export class AppController extends DurableObject<Env> {
    */
   async saveEnv(input: { appId: string; version: number; variables: EnvVariable[]; now: number }): Promise<EnvSaveResult> {
     if (this.#inFlight()) return { outcome: "refused", code: "DEPLOY_IN_PROGRESS", message: DEPLOY_IN_PROGRESS_MESSAGE };
-    const mark: InFlightRecord = { kind: "env", appId: input.appId, since: input.now };
+    const mark: InFlightRecord = { kind: "env", appId: input.appId, since: input.now, runner: this.#incarnation };
     this.#mark(mark, input.appId);
     let apply: EnvApplyRunner | null = null;
     try {
@@ -339,8 +388,14 @@ export class AppController extends DurableObject<Env> {
     } finally {
       if (apply) {
         await this.#reschedule(input.now);
-        // The mark goes at the switch; the old instance drains after it in the background.
-        this.ctx.waitUntil(apply((work) => this.ctx.waitUntil(work)).then(async () => void (this.#clear(mark) && (await this.#reschedule(Date.now())))));
+        // The switch runs on in this object; the mark names this incarnation, so a restart that loses
+        // the run is noticed by the next alarm (src/apps/runner-watch.ts), and the deadline stays the last resort.
+        this.ctx.waitUntil(
+          apply().then(async () => {
+            this.#clear(mark);
+            await this.#reschedule(Date.now());
+          }),
+        );
       } else this.#clear(mark);
     }
   }
@@ -384,6 +439,40 @@ export class AppController extends DurableObject<Env> {
     return result;
   }
 
+  /**
+   * The reconciler's step for this app (src/apps/reconcile.ts), under the change mark. While a
+   * change is in flight it answers `busy` and has the alarm look at that change's runner now (one
+   * lost with a restart of this object is ended there). With `look`, the app's objects on the engine
+   * are compared with its records as they are now and put right; a running app whose instance is
+   * gone gets a new one of its live image through the one launch path, its billing untouched.
+   */
+  async reconcile(input: { appId: string; now: number; look: boolean }): Promise<AppReconcileResult> {
+    if (this.#inFlight()) {
+      await this.ctx.storage.setAlarm(Date.now());
+      return { outcome: "busy" };
+    }
+    const runtime = this.#runtime();
+    if (!input.look || !runtime) return { outcome: "done", actions: [] };
+    const mark: InFlightRecord = { kind: "reconcile", since: input.now, runner: this.#incarnation };
+    this.#mark(mark, input.appId);
+    const restore = async (): Promise<boolean> => {
+      const app = await getApp(this.env, input.appId);
+      if (app?.status !== "running") return false;
+      const health = stepHealth(app.health, { kind: "restarted", now: input.now }, healthSettings(app.healthCheck).graceSeconds).record;
+      const result = await this.#relaunch(app, runtime, app.plan as PlanId, async (instance, envVersion) =>
+        (await updateApp(this.env, app.id, { ...instanceColumns(instance), envAppliedVersion: envVersion, health }, { instanceId: app.instanceId }))
+          ? { switched: true, replaced: { instanceId: null, image: null, serving: false } }
+          : { switched: false, reason: NOT_CURRENT },
+      );
+      return result.outcome === "done";
+    };
+    try {
+      return { outcome: "done", actions: await reconcileAppObjects(this.env, runtime, input.appId, input.now, restore) };
+    } finally {
+      this.#clear(mark);
+    }
+  }
+
   #engineControl(control: "stop" | "start" | "restart", input: { appId: string; now: number }, run: (app: AppRow, runtime: ContainerRuntime) => Promise<ControlResult>): Promise<ControlResult> {
     return this.#control(control, input.appId, input.now, async (app) => {
       const runtime = this.#runtime();
@@ -392,22 +481,28 @@ export class AppController extends DurableObject<Env> {
     }) as Promise<ControlResult>;
   }
 
+  /** The retire row of the instance a switch to `instanceId` now replaces (null: nothing to retire); its drain starts at the switch. */
+  #retireRow(app: AppRow, instanceId: string) {
+    return retireRowFor(app, instanceId, Date.now(), retirePolicy(getConfig(this.env)).drainSeconds);
+  }
+
   /** A new instance of the app's live image on `plan`, through the one launch-and-switch. */
   async #relaunch(app: AppRow, runtime: ContainerRuntime, plan: PlanId, switchTo: (instance: Instance, envVersion: number) => Promise<SwitchOutcome>): Promise<ControlResult> {
     const variables = await launchEnv(this.env, app.id);
     const spec = liveSpec(app, plan, variables.env);
     if (!spec) return { outcome: "refused", code: "INVALID_STATE", message: "The app has no built image yet. Deploy it first." };
-    // The control answers at the switch; the old instance drains and goes in the background.
+    // The control answers at the switch; the old instance's retire row came with it, and the alarm drains it.
     const outcome = await launchAndSwitch({
       runtime,
       spec,
       replaces: app.instanceId,
       probeTimeoutSeconds: getConfig(this.env).PROBE_TIMEOUT_SECONDS,
-      retire: retirePolicy(getConfig(this.env)),
-      retireIn: (work) => this.ctx.waitUntil(work),
       switchTo: (instance) => switchTo(instance, variables.version),
     });
-    if (outcome.ok) return { outcome: "done" };
+    if (outcome.ok) {
+      await this.#reschedule(Date.now());
+      return { outcome: "done" };
+    }
     log("warn", "instance launch failed", { app_id: app.id, kind: outcome.kind });
     return { outcome: "refused", code: "LAUNCH_FAILED", message: outcome.message };
   }

@@ -1,6 +1,7 @@
 import type { AppStatus } from "../db/schema";
 import { RENEWAL_RETRY_MS } from "../billing/renewal";
 import { ENV_APPLY_DEADLINE_MS } from "../envvars/save";
+import { RUNNER_CHECK_MS } from "./heartbeat";
 
 /**
  * SPEC.md, App controls: which control applies to which app state, and what a control pressed
@@ -11,9 +12,9 @@ export type Control = (typeof CONTROLS)[number];
 
 /**
  * What the controller knows is being applied to the app right now (`env`: a saved variable set;
- * `renew`: the renewal of its paid period).
+ * `renew`: the renewal of its paid period; `reconcile`: the reconciler's step, src/apps/reconcile.ts).
  */
-export type InFlight = { kind: Control | "env" | "renew"; deployId?: string } | null;
+export type InFlight = { kind: Control | "env" | "renew" | "reconcile"; deployId?: string } | null;
 
 export type ControlDecision =
   | { outcome: "go" }
@@ -53,7 +54,10 @@ export function deployLabel(status: AppStatus, deploying: boolean): "Deploy" | "
   return status === "not_deployed" ? "Deploy" : "Redeploy";
 }
 
-/** A deploy that has not reported back by then is marked failed (its job crashed or was lost). */
+/**
+ * The last resort behind the runner's heartbeat (src/apps/heartbeat.ts): a deploy that has not
+ * reported back by then is marked failed whatever its heartbeat says (a runner that beats but hangs).
+ */
 export const DEPLOY_DEADLINE_MS = 30 * 60 * 1000;
 
 export type Refusal =
@@ -68,6 +72,15 @@ export interface InFlightRecord {
   /** The app, for a variable set being applied (the deadline alarm records its failure). */
   appId?: string;
   since: number;
+  /**
+   * The controller's incarnation (a random id per start of the object) running the change, when it
+   * runs inside the object; absent for a deploy, whose job runs on the queue and beats its heartbeat
+   * in D1. A mark whose incarnation is not the current one belongs to work the object lost when it
+   * was restarted.
+   */
+  runner?: string;
+  /** Times the deploy's job was handed to a new runner after its runner fell silent. */
+  requeues?: number;
 }
 
 /** SPEC.md, Errors "Console save conflicts": another change being applied. */
@@ -97,15 +110,18 @@ export const NOT_CURRENT = "another change to the app took over while this insta
 export const refusal = (billed: { code: "INSUFFICIENT_FUNDS"; message: string }): Refusal => ({ outcome: "refused", code: billed.code, message: billed.message });
 
 /**
- * When the controller's one alarm fires next: the in-flight change's deadline, the renewal of a
- * running app's paid period (`renewAt`), which waits while a change is in flight, or a running
- * app's next health check (`healthAt`). Null: none.
+ * When the controller's one alarm fires next: a look at the in-flight change's runner every
+ * RUNNER_CHECK_MS (and its deadline, the last resort), the renewal of a running app's paid period
+ * (`renewAt`), which waits while a change is in flight, a running app's next health check
+ * (`healthAt`), or the retirement of a replaced instance (`retireAt`). Null: none.
  */
-export function nextAlarm(current: Pick<InFlightRecord, "kind" | "since"> | null, renewAt: number | null, now: number, healthAt: number | null = null): number | null {
+export function nextAlarm(current: Pick<InFlightRecord, "kind" | "since"> | null, renewAt: number | null, now: number, healthAt: number | null = null, retireAt: number | null = null): number | null {
   const times: number[] = [];
   if (healthAt !== null) times.push(healthAt);
+  if (retireAt !== null) times.push(retireAt);
   if (current?.kind === "deploy") times.push(current.since + DEPLOY_DEADLINE_MS);
   if (current?.kind === "env") times.push(current.since + ENV_APPLY_DEADLINE_MS);
+  if (current) times.push(now + RUNNER_CHECK_MS);
   if (renewAt !== null) times.push(current ? Math.max(renewAt, now + RENEWAL_RETRY_MS) : renewAt);
   return times.length === 0 ? null : Math.min(...times);
 }

@@ -11,10 +11,11 @@ import { type ProbedPort, probedPort } from "./contract/expose";
 import { DeployLog, deployLogPrefix } from "./deploy-log";
 import { appLogs } from "../logs/app-logs";
 import { secretsToMask } from "../logs/mask";
-import { appImageRepository, launchAndSwitch, retirePolicy } from "./launch";
+import { RUNNER_BEAT_MS } from "./heartbeat";
+import { appImageRepository, launchAndSwitch } from "./launch";
 import { BUILT_STOPPED, type DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
-import { type AppRow, type DeployRow, claimDeployBuild, deployBuildAliveAt, deployById, getApp, refreshDeployBuild, updateRunningDeploy } from "./store";
+import { type AppRow, type DeployRow, beatDeployRunner, claimDeployBuild, deployBuildAliveAt, deployById, getApp, refreshDeployBuild, updateRunningDeploy } from "./store";
 import { launchEnv } from "../envvars/store";
 import { SOURCE_TOKEN_UNREADABLE, openSourceToken } from "../source/token";
 
@@ -55,12 +56,28 @@ export async function handleDeployBatch(batch: MessageBatch<unknown>, env: Env, 
 }
 
 /**
- * One try of one deploy: fetch the branch, build, start, probe, switch traffic, retire the old
- * instance. Every step goes to the deploy's log. A failure the app owns (no build file, a failing
- * build, nothing answering) ends the deploy with its interpretation; an unexpected error is tried
- * again by the queue, and after the last try the deploy is failed.
+ * One try of one deploy, with its heartbeat (`runner_alive_at`, every RUNNER_BEAT_MS) written for
+ * as long as it runs: the app's controller hands the job to a new runner, or fails it, once the
+ * heartbeat has been silent for a minute (src/apps/heartbeat.ts).
  */
 export async function runDeployJob(env: Env, message: Message<DeployJobMessage>, options: DeployJobOptions): Promise<void> {
+  const beat = () => beatDeployRunner(env, message.body.deployId, options.now()).catch((err: unknown) => log("warn", "deploy heartbeat not written", { deploy_id: message.body.deployId, ...describeError(err) }));
+  await beat();
+  const heartbeat = setInterval(() => void beat(), RUNNER_BEAT_MS);
+  try {
+    await runDeployTry(env, message, options);
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+/**
+ * Fetch the branch, build, start, probe, switch traffic (the old instance's retire row lands with
+ * the switch). Every step goes to the deploy's log. A failure the app owns (no build file, a
+ * failing build, nothing answering) ends the deploy with its interpretation; an unexpected error
+ * is tried again by the queue, and after the last try the deploy is failed.
+ */
+async function runDeployTry(env: Env, message: Message<DeployJobMessage>, options: DeployJobOptions): Promise<void> {
   const { appId, deployId } = message.body;
   const fields = { app_id: appId, deploy_id: deployId, attempt: message.attempts };
   const deploy = await deployById(env, deployId);
@@ -144,7 +161,6 @@ async function runBuilt(env: Env, runtime: ContainerRuntime, appId: string, depl
       spec: { appId, image: built.image, port: built.port.port, portReason: built.port.reason, plan: app.plan as PlanId, env: variables.env, deployId, ...(app.healthCheck ? { healthCheck: app.healthCheck } : {}) },
       probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
       healthIntervalSeconds: getConfig(env).HEALTH_CHECK_INTERVAL_SECONDS,
-      retire: retirePolicy(getConfig(env)),
       log: (text) => deployLog.append(text),
       // The log is whole up to "Live:" when the deploy shows live, not only after the drain.
       afterSwitch: () => deployLog.flush(),

@@ -1,4 +1,4 @@
-import { log as serviceLog, describeError } from "../http/log";
+import { log as serviceLog } from "../http/log";
 import { appNetworkName } from "../runtime";
 import { type ContainerRuntime, type Instance, InstanceExitedError, RuntimeUnavailableError } from "../runtime/types";
 import { type HealthCheckSettings, engineHealthCheck, healthSettings } from "./health";
@@ -119,8 +119,9 @@ export async function launchInstance(
 
 /**
  * How an instance that no longer serves is retired (ARCHITECTURE.md: a switch drops no request):
- * it keeps answering what was already sent to it for `drainSeconds` (DRAIN_SECONDS), then gets
- * SIGTERM and `graceSeconds` (STOP_GRACE_SECONDS) to exit before it is killed and removed.
+ * the switch writes its retire row (src/apps/retire-ledger.ts) and it keeps answering what was
+ * already sent to it for `drainSeconds` (DRAIN_SECONDS); then the controller's alarm stops it with
+ * `graceSeconds` (STOP_GRACE_SECONDS) to exit before it is killed, and removes it (src/apps/retire.ts).
  */
 export interface RetirePolicy {
   drainSeconds: number;
@@ -134,7 +135,7 @@ export function retirePolicy(config: { DRAIN_SECONDS: number; STOP_GRACE_SECONDS
   return { drainSeconds: Math.max(MIN_DRAIN_SECONDS, config.DRAIN_SECONDS), graceSeconds: config.STOP_GRACE_SECONDS };
 }
 
-/** The instance a switch replaced: removed after draining (when it was serving), with its image if the new one differs. */
+/** The instance a switch replaced (its retire row was written with the switch). */
 export interface Replaced {
   instanceId: string | null;
   image: string | null;
@@ -154,20 +155,14 @@ export interface LaunchAndSwitch {
   healthIntervalSeconds?: number;
   /** The change's own log (a deploy's log, a variable save's check log). */
   log?: (text: string) => Promise<void>;
-  /** Runs once traffic is switched, before the old instance drains (a deploy writes out its log so far). */
+  /** Runs once traffic is switched (a deploy writes out its log so far). */
   afterSwitch?: () => Promise<void>;
   /**
-   * Where the old instance's drain and retirement run once traffic is switched: given, the change
-   * answers at the switch and the retirement goes on there (a controller's `waitUntil`), so the
-   * change's mark is not held through DRAIN_SECONDS; absent, it is awaited before returning.
-   */
-  retireIn?: (work: Promise<void>) => void;
-  /**
-   * Points the app at the new instance as a compare-and-set on the instance it replaces (and
-   * writes whatever the change pays or records with it). Not switched: another change got there.
+   * Points the app at the new instance as a compare-and-set on the instance it replaces, writing
+   * in the same D1 batch the replaced instance's retire row and whatever the change pays or
+   * records with it. Not switched: another change got there.
    */
   switchTo: (instance: Instance) => Promise<SwitchOutcome>;
-  retire: RetirePolicy;
   /** The app's current instance (serving or stopped), which an engine with `replace` updates in place. */
   replaces?: string | null;
 }
@@ -180,9 +175,11 @@ export type LaunchAndSwitchOutcome =
 /**
  * Every change that puts a new instance in front of an app (deploy, change plan, start, variables
  * applied): launch the new instance, probe it, switch traffic to it only if the app still runs the
- * instance it replaces, let the old one drain, retire it. A failed launch leaves the old instance
- * serving; a late finisher (the app moved on meanwhile) changes nothing, removes its own instance
- * and says so in its log.
+ * instance it replaces. The switch's own batch records the old instance in the retire ledger, and
+ * the controller's alarm drains and removes it (src/apps/retire.ts): nothing of the retirement is
+ * left to this call, so a runner that dies after the switch loses nothing. A failed launch leaves
+ * the old instance serving; a late finisher (the app moved on meanwhile) changes nothing, removes
+ * its own instance and says so in its log.
  */
 export async function launchAndSwitch(input: LaunchAndSwitch): Promise<LaunchAndSwitchOutcome> {
   const log = input.log ?? (async () => undefined);
@@ -199,30 +196,9 @@ export async function launchAndSwitch(input: LaunchAndSwitch): Promise<LaunchAnd
   }
   await log(`Live: traffic switched to instance ${launched.instance.id.slice(0, 12)}`);
   await input.afterSwitch?.();
-  const retired = drainAndRetire(input.runtime, switched.replaced, { keepImage: input.spec.image, log, retire: input.retire, current: launched.instance.id });
-  if (input.retireIn) input.retireIn(retired.catch((err: unknown) => serviceLog("warn", "old instance not retired", { app_id: input.spec.appId, ...describeError(err) })));
-  else await retired;
+  const old = switched.replaced.instanceId;
+  // Replaced in place: the engine itself stopped the old generation once the new one ran.
+  if (old && old === launched.instance.id) await log(`Previous generation of instance ${old.slice(0, 12)} stopped by the engine`);
+  else if (old) await log(`Previous instance ${old.slice(0, 12)} ${switched.replaced.serving ? "drains, then is stopped and removed" : "is removed"}`);
   return { ok: true, instance: launched.instance, replaced: switched.replaced };
-}
-
-/**
- * The instance that served before: left to finish what it was sent (the drain), then stopped with
- * its grace period and removed, with its image when that is not `keepImage`.
- */
-export async function drainAndRetire(
-  runtime: ContainerRuntime,
-  replaced: Replaced,
-  options: { keepImage: string | null; log?: (text: string) => Promise<void>; retire: RetirePolicy; current?: string },
-): Promise<void> {
-  if (!replaced.instanceId) return;
-  if (options.current === replaced.instanceId) {
-    // Replaced in place: the engine itself stopped the old generation once the new one ran.
-    if (replaced.image && replaced.image !== options.keepImage) await runtime.removeImage(replaced.image).catch(() => undefined);
-    await options.log?.(`Previous generation of instance ${replaced.instanceId.slice(0, 12)} stopped by the engine`);
-    return;
-  }
-  if (replaced.serving) await new Promise((r) => setTimeout(r, options.retire.drainSeconds * 1000));
-  await runtime.remove(replaced.instanceId, { graceSeconds: replaced.serving ? options.retire.graceSeconds : 0 }).catch((err: unknown) => serviceLog("warn", "old instance not removed", { instance_id: replaced.instanceId, ...describeError(err) }));
-  if (replaced.image && replaced.image !== options.keepImage) await runtime.removeImage(replaced.image).catch(() => undefined);
-  await options.log?.(`Previous instance ${replaced.instanceId.slice(0, 12)} stopped and removed`);
 }

@@ -1,20 +1,63 @@
 /**
  * The retire ledger (the only module naming the `retire_ledger` table): instances a switch
  * replaced and that are still to be drained and removed. The switch adds the row in its own D1
- * batch (`retireRowInsert`), so no instance is ever replaced without a record that it must go;
+ * batch (`retireRowWhen`), so no instance is ever replaced without a record that it must go;
  * the app controller's alarm drains the rows, and the reconciler treats a row as the reason an
  * instance may still run.
  */
-import { and, asc, eq, lte, sql } from "drizzle-orm";
+import { type SQL, and, asc, eq, lte, sql } from "drizzle-orm";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { database } from "../db/client";
 import { retireLedger } from "../db/schema";
 
 export type RetireRow = typeof retireLedger.$inferSelect;
 export type NewRetireRow = Omit<RetireRow, "attempts">;
 
-/** The insert a switch batches with its own statements; a second insert of one instance changes nothing. */
-export function retireRowInsert(env: Env, row: NewRetireRow) {
-  return database(env).insert(retireLedger).values(row).onConflictDoNothing();
+/** What a switch knows of the instance it replaces: the app's record as read before the switch. */
+export interface ReplacedApp {
+  id: string;
+  status: string;
+  instanceId: string | null;
+  instanceEngine: string | null;
+  instanceNode: string | null;
+  instancePort: number | null;
+  image: string | null;
+}
+
+/**
+ * The row for the instance a switch to `newInstanceId` replaces, or null when nothing is to go: the
+ * app had no instance, or the engine replaced it in place (same id, Swarm's `replace`). A serving
+ * instance drains until `now + drainSeconds`; a stopped one has nothing to drain.
+ */
+export function retireRowFor(app: ReplacedApp, newInstanceId: string, now: number, drainSeconds: number): NewRetireRow | null {
+  if (!app.instanceId || app.instanceId === newInstanceId) return null;
+  const serving = app.status === "running";
+  return {
+    instanceId: app.instanceId,
+    appId: app.id,
+    engine: app.instanceEngine,
+    node: app.instanceNode,
+    port: app.instancePort,
+    image: app.image,
+    serving,
+    drainUntil: now + (serving ? drainSeconds * 1000 : 0),
+    createdAt: now,
+  };
+}
+
+/**
+ * The row as one statement of the switch's own D1 batch, placed after the write that moves the
+ * app: it lands only when `switched` holds then (the app runs its new instance), so a switch that
+ * did not land retires nothing. A second insert of one instance changes nothing.
+ */
+export function retireRowWhen(row: NewRetireRow, switched: SQL): SQL {
+  return sql`INSERT OR IGNORE INTO ${retireLedger} (instance_id, app_id, engine, node, port, image, serving, drain_until, created_at) SELECT ${row.instanceId}, ${row.appId}, ${row.engine}, ${row.node}, ${row.port}, ${row.image}, ${row.serving ? 1 : 0}, ${row.drainUntil}, ${row.createdAt} WHERE ${switched}`;
+}
+
+/** The same as a prepared statement, for a batch of prepared statements (a charge's, src/billing/ledger.ts). */
+export function retireRowStatement(env: Env, row: NewRetireRow, switched: SQL): D1PreparedStatement {
+  const query = new SQLiteAsyncDialect().sqlToQuery(retireRowWhen(row, switched));
+  return env.DB.prepare(query.sql).bind(...query.params);
 }
 
 /** The rows of an app, oldest drain deadline first. */

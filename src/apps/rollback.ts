@@ -10,7 +10,7 @@ import { DeployLog, deployLogPrefix } from "./deploy-log";
 import { appLogs } from "../logs/app-logs";
 import { secretsToMask } from "../logs/mask";
 import { ROLLBACK_CURRENT_MESSAGE, ROLLBACK_UNAVAILABLE_MESSAGE, imagesToKeep, planRollback, rollbackAvailable } from "./history";
-import { type SwitchOutcome, launchAndSwitch, retirePolicy } from "./launch";
+import { type SwitchOutcome, launchAndSwitch } from "./launch";
 import type { PlanId } from "./plans";
 import { type AppRow, type DeployRow, deployById, getApp, imageHistory, insertRollbackDeploy, markImagesRemoved } from "./store";
 
@@ -95,7 +95,6 @@ export async function switchRunning(env: Env, runtime: ContainerRuntime, prepare
       spec: { appId: app.id, image: deploy.image!, port: deploy.port!, portReason: deploy.portReason ?? "", plan: app.plan as PlanId, env: variables.env, deployId: deploy.id, ...(app.healthCheck ? { healthCheck: app.healthCheck } : {}) },
       probeTimeoutSeconds: config.PROBE_TIMEOUT_SECONDS,
       healthIntervalSeconds: config.HEALTH_CHECK_INTERVAL_SECONDS,
-      retire: retirePolicy(config),
       log: (text) => deployLog.append(text),
       afterSwitch: () => deployLog.flush(),
       switchTo: (instance) => steps.complete({ deployId: deploy.id, instance, replaces: app.instanceId, envVersion: variables.version, now: Date.now() }),

@@ -10,6 +10,7 @@ import type { Instance, InstanceRunState } from "../runtime/types";
 import { type HealthView, viewHealth, viewHealthCheck } from "./health";
 import { rollbackAvailable } from "./history";
 import type { PlanId } from "./plans";
+import { type NewRetireRow, retireRowStatement } from "./retire-ledger";
 
 /**
  * Owner of the `apps` and `deploys` tables: every query of them is here, and no other module names
@@ -150,6 +151,23 @@ export async function updateApp(env: Env, id: string, set: AppColumns, expect?: 
   return rows.length === 1;
 }
 
+/** True, in a batch, once the app runs `instanceId`: the condition of a switch's retire row (src/apps/retire-ledger.ts). */
+export function runsInstance(appId: string, instanceId: string): SQL {
+  return sql`EXISTS (SELECT 1 FROM ${apps} WHERE ${apps.id} = ${appId} AND ${apps.instanceId} = ${instanceId})`;
+}
+
+/**
+ * A switch nothing pays for (change plan, a variable set applied, a start with nothing due): the
+ * app moves to its new instance as a compare-and-set on `expect`, and the row retiring the instance
+ * it replaced lands in the same batch, only if the switch did. True when switched.
+ */
+export async function switchApp(env: Env, id: string, set: AppColumns & { instanceId: string }, expect: AppExpect, retire: NewRetireRow | null): Promise<boolean> {
+  const update = database(env).update(apps).set(set).where(appWhere(id, expect)).returning({ id: apps.id });
+  if (!retire) return (await update).length === 1;
+  const [switched] = await env.DB.batch([statement(env, update.toSQL()), retireRowStatement(env, retire, runsInstance(id, set.instanceId))]);
+  return switched!.results.length === 1;
+}
+
 /**
  * The same write as one statement of a charge's batch (src/billing/ledger.ts chargeWith): `paid`
  * is the ledger's condition that the charge row landed, so both land or neither.
@@ -203,26 +221,38 @@ export async function failDeployRecord(env: Env, deploy: DeployRow, failure: { k
 /**
  * A deploy goes live in one batch: the app takes its image (and, with `set`, its new instance) as a
  * compare-and-set on the instance it replaces; the deploy becomes `live` and the one before
- * `superseded` only if that write landed. False when the app no longer held `replaces`.
+ * `superseded`, and `retire` (the replaced instance's retire row) is written, only if that write
+ * landed. False when the app no longer held `replaces`.
  */
-export async function recordLive(env: Env, deploy: DeployRow, app: AppRow, set: AppColumns, replaces: string | null, now: number): Promise<boolean> {
+export async function recordLive(env: Env, deploy: DeployRow, app: AppRow, set: AppColumns, replaces: string | null, now: number, retire: NewRetireRow | null = null): Promise<boolean> {
   const db = database(env);
   const landed = sql`EXISTS (SELECT 1 FROM ${apps} WHERE ${apps.id} = ${app.id} AND ${apps.liveDeployId} = ${deploy.id})`;
   const columns = { ...set, image: deploy.image, liveDeployId: deploy.id, port: deploy.port, portSource: deploy.portSource, portReason: deploy.portReason };
   // What it went live with: the plan, and the variable set its instance started with (none when built only).
   const record = { plan: set.plan ?? app.plan, envVersion: set.envAppliedVersion ?? null };
-  const [switched] = await db.batch([
-    db.update(apps).set(columns).where(appWhere(app.id, { instanceId: replaces })).returning({ id: apps.id }),
-    db
-      .update(deploys)
-      .set({ status: "live", finishedAt: now, instanceId: set.instanceId ?? null, ...record })
-      .where(and(eq(deploys.id, deploy.id), landed)),
-    db
-      .update(deploys)
-      .set({ status: "superseded" })
-      .where(and(eq(deploys.id, app.liveDeployId ?? ""), eq(deploys.status, "live"), landed)),
+  // Prepared statements, not drizzle's batch, so that the retire row's statement can join them.
+  const [switched] = await env.DB.batch([
+    statement(env, db.update(apps).set(columns).where(appWhere(app.id, { instanceId: replaces })).returning({ id: apps.id }).toSQL()),
+    statement(
+      env,
+      db
+        .update(deploys)
+        .set({ status: "live", finishedAt: now, instanceId: set.instanceId ?? null, ...record })
+        .where(and(eq(deploys.id, deploy.id), landed))
+        .toSQL(),
+    ),
+    statement(
+      env,
+      db
+        .update(deploys)
+        .set({ status: "superseded" })
+        .where(and(eq(deploys.id, app.liveDeployId ?? ""), eq(deploys.status, "live"), landed))
+        .toSQL(),
+    ),
+    // The instance it replaced is due for retirement (src/apps/retire-ledger.ts), if the switch landed.
+    ...(retire && set.instanceId ? [retireRowStatement(env, retire, runsInstance(app.id, set.instanceId))] : []),
   ]);
-  return switched.length === 1;
+  return switched!.results.length === 1;
 }
 
 /**
@@ -265,6 +295,22 @@ export async function markImagesRemoved(env: Env, appId: string, images: string[
     .update(deploys)
     .set({ imageRemoved: true })
     .where(and(eq(deploys.appId, appId), inArray(deploys.image, images)));
+}
+
+/**
+ * The records the reconciler compares with the engine (src/apps/reconcile-plan.ts): every app, or
+ * one, and the images its deploys name.
+ */
+export async function reconcileRecords(env: Env, appId?: string) {
+  const db = database(env);
+  const [rows, images] = await Promise.all([
+    db.select({ id: apps.id, status: apps.status, instanceId: apps.instanceId, image: apps.image }).from(apps).where(appId === undefined ? undefined : eq(apps.id, appId)),
+    db
+      .select({ appId: deploys.appId, image: deploys.image, status: deploys.status, imageRemoved: deploys.imageRemoved })
+      .from(deploys)
+      .where(appId === undefined ? sql`${deploys.image} IS NOT NULL` : and(eq(deploys.appId, appId), sql`${deploys.image} IS NOT NULL`)),
+  ]);
+  return { apps: rows, deploys: images };
 }
 
 /** Every image and instance the app's deploys name, for Delete. */
@@ -486,4 +532,27 @@ export async function refreshDeployBuild(env: Env, deployId: string, now: number
 export async function deployBuildAliveAt(env: Env, deployId: string): Promise<number | null> {
   const row = await database(env).select({ at: deploys.buildAliveAt }).from(deploys).where(eq(deploys.id, deployId)).get();
   return row?.at ?? null;
+}
+
+/** The deploy's runner (its queue consumer) is alive: written every RUNNER_BEAT_MS while it works (src/apps/heartbeat.ts). */
+export async function beatDeployRunner(env: Env, deployId: string, now: number): Promise<void> {
+  await database(env)
+    .update(deploys)
+    .set({ runnerAliveAt: now })
+    .where(and(eq(deploys.id, deployId), inArray(deploys.status, [...DEPLOY_RUNNING])))
+    .run();
+}
+
+/**
+ * The deploy's runner died and its job goes to a new one: its build mark is cleared (the new try
+ * may build: the one that held it is gone) and its silence counts from now. False when the
+ * deploy is no longer running.
+ */
+export async function handDeployToNewRunner(env: Env, deployId: string, now: number): Promise<boolean> {
+  const rows = await database(env)
+    .update(deploys)
+    .set({ runnerAliveAt: now, buildAliveAt: null })
+    .where(and(eq(deploys.id, deployId), inArray(deploys.status, [...DEPLOY_RUNNING])))
+    .returning({ id: deploys.id });
+  return rows.length === 1;
 }

@@ -1,4 +1,5 @@
-import { type AppColumns, type AppExpect, type AppRow, insertDeploy, paidAppUpdate, paidDeployInsert, updateApp } from "../apps/store";
+import { type NewRetireRow, retireRowStatement } from "../apps/retire-ledger";
+import { type AppColumns, type AppExpect, type AppRow, insertDeploy, paidAppUpdate, paidDeployInsert, runsInstance, switchApp } from "../apps/store";
 import type { DeployKind } from "../db/schema";
 import { billingColumns, billingStateOf, planPrice } from "./app-billing";
 import { chargeWith, walletBalance } from "./ledger";
@@ -32,13 +33,14 @@ async function billedWrite(
   event: BillingEvent,
   outcome: Extract<BillingOutcome, { ok: true }>,
   now: number,
-  write: { set: AppColumns; expect?: AppExpect; unpaid: () => Promise<boolean>; extra?: (paid: Parameters<typeof paidAppUpdate>[3]) => D1PreparedStatement[] },
+  write: { set: AppColumns; expect?: AppExpect; unpaid: () => Promise<boolean>; extra?: (paid: Parameters<typeof paidAppUpdate>[3]) => D1PreparedStatement[]; after?: D1PreparedStatement[] },
 ): Promise<Billed | "not_switched"> {
   if (!outcome.charge) return (await write.unpaid()) ? { ok: true } : "not_switched";
   const set = { ...write.set, ...billingColumns(outcome.state) };
   const charged = await chargeWith(env, { ...outcome.charge, accountId: app.accountId, appId: app.id, appName: app.name, at: now }, (paid) => [
     ...(write.extra?.(paid) ?? []),
     paidAppUpdate(env, app.id, set, paid, write.expect),
+    ...(write.after ?? []),
   ]);
   return charged ? { ok: true } : refusedFor(env, app, event, now);
 }
@@ -73,9 +75,10 @@ export function stopColumns(app: AppRow, now: number, reason: "stopped" | "payme
  * Start (rule 4): the period's end moves by the time stopped; after a renewal that could not be
  * paid, or once the paid period has ended, a fresh month is charged from now (refused without
  * funds). `columns` (the new instance) are written in the same statement, as a compare-and-set on
- * the instance the start replaces: "not_switched" when another change got there first.
+ * the instance the start replaces: "not_switched" when another change got there first. `retire`
+ * (the stopped instance it replaces) is written in the same batch when the switch lands.
  */
-export async function recordStart(env: Env, app: AppRow, now: number, columns: AppColumns): Promise<Billed | "not_switched"> {
+export async function recordStart(env: Env, app: AppRow, now: number, columns: AppColumns & { instanceId: string }, retire: NewRetireRow | null = null): Promise<Billed | "not_switched"> {
   const event: BillingEvent = { kind: "start", ...planPrice(app.plan) };
   const outcome = applyBilling(billingStateOf(app), event, now, await walletBalance(env, app.accountId));
   if (!outcome.ok) return outcome;
@@ -84,7 +87,8 @@ export async function recordStart(env: Env, app: AppRow, now: number, columns: A
   return billedWrite(env, app, event, outcome, now, {
     set,
     expect,
-    unpaid: () => updateApp(env, app.id, { ...set, ...billingColumns(outcome.state) }, expect),
+    unpaid: () => switchApp(env, app.id, { ...set, ...billingColumns(outcome.state) }, expect, retire),
+    after: retire ? [retireRowStatement(env, retire, runsInstance(app.id, columns.instanceId))] : [],
   });
 }
 

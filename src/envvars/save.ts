@@ -1,5 +1,6 @@
 import { maskText, secretsToMask } from "../logs/mask";
-import { type AppRow, getApp, instanceColumns, updateApp } from "../apps/store";
+import { type AppRow, getApp, instanceColumns, switchApp, updateApp } from "../apps/store";
+import { retireRowFor } from "../apps/retire-ledger";
 import { launchAndSwitch, liveSpec, retirePolicy } from "../apps/launch";
 import type { PlanId } from "../apps/plans";
 import { getConfig } from "../config";
@@ -27,9 +28,9 @@ export type EnvSaveResult =
 
 /**
  * Runs the switch to a new instance; settles once it is over, whatever happened (it never
- * rejects). With `retireIn`, it settles at the switch and the old instance drains there.
+ * rejects). The old instance's retire row lands with the switch; the controller's alarm drains it.
  */
-export type EnvApplyRunner = (retireIn?: (work: Promise<void>) => void) => Promise<void>;
+export type EnvApplyRunner = () => Promise<void>;
 
 /** After the first deploy: the app has an instance serving, from an image a new one can start from. */
 function isServing(app: AppRow): boolean {
@@ -57,16 +58,17 @@ export async function saveEnvSet(
   await writeEnv(env, app.id, version, input.variables);
   log("info", "environment variables saved", { app_id: app.id, version, count: input.variables.length });
   if (!isServing(app)) return { outcome: "saved", version, effect: "stored" };
-  return { outcome: "saved", version, effect: "applying", apply: (retireIn) => applyEnv(env, app.id, version, retireIn) };
+  return { outcome: "saved", version, effect: "applying", apply: () => applyEnv(env, app.id, version) };
 }
 
 /**
  * Starts a second instance from the live image with the saved set, waits for its check, switches
  * traffic to it (only if the app still runs the instance it replaces: a switch finishing late,
- * after a newer deploy, changes nothing), then stops the old one after it drains. A failed check
+ * after a newer deploy, changes nothing), writing the old one's retire row with the switch (the
+ * controller's alarm stops it after it drains). A failed check
  * leaves the old instance serving and records the failure with the check's log for the app page.
  */
-export async function applyEnv(env: Env, appId: string, version: number, retireIn?: (work: Promise<void>) => void): Promise<void> {
+export async function applyEnv(env: Env, appId: string, version: number): Promise<void> {
   const lines: string[] = [];
   const fail = (message: string) => updateApp(env, appId, { envFailure: { version, message, log: lines.join("\n"), at: Date.now() } });
   try {
@@ -80,12 +82,16 @@ export async function applyEnv(env: Env, appId: string, version: number, retireI
       replaces: app.instanceId,
       spec: liveSpec(app, app.plan as PlanId, variables.env)!,
       probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
-      retire: retirePolicy(getConfig(env)),
-      ...(retireIn ? { retireIn } : {}),
       // The check's output is kept in D1 for the app page: the app's own values are masked in it.
       log: async (text) => void lines.push(maskText(text, secretsToMask(Object.values(variables.env)))),
       switchTo: async (instance) =>
-        (await updateApp(env, appId, { ...instanceColumns(instance), envAppliedVersion: variables.version }, { instanceId: app.instanceId }))
+        (await switchApp(
+          env,
+          appId,
+          { ...instanceColumns(instance), instanceId: instance.id, envAppliedVersion: variables.version },
+          { instanceId: app.instanceId },
+          retireRowFor(app, instance.id, Date.now(), retirePolicy(getConfig(env)).drainSeconds),
+        ))
           ? { switched: true, replaced: { instanceId: app.instanceId, image: null, serving: true } }
           : { switched: false, reason: "a newer change to the app took over while this instance started." },
     });
@@ -103,8 +109,18 @@ export async function applyEnv(env: Env, appId: string, version: number, retireI
 
 /** The deadline passed with no report: the set is recorded as not applied. */
 export async function envApplyTimedOut(env: Env, appId: string, now: number): Promise<void> {
+  await envNotApplied(env, appId, now, "The new instance did not take over in time; the running instance keeps the previous variables.", "environment variable switch passed its deadline");
+}
+
+/** The switch's run was lost with a restart of the app's controller: recorded as not applied the same way. */
+export async function envApplyLost(env: Env, appId: string, now: number): Promise<void> {
+  await envNotApplied(env, appId, now, "The switch to the new variables stopped when the control plane restarted; the running instance keeps the previous variables. Redeploy to start one with the saved variables.", "environment variable switch lost with a restart");
+}
+
+/** `applying` ends: the saved set is recorded as not applied, unless an instance with it took over meanwhile. */
+async function envNotApplied(env: Env, appId: string, now: number, message: string, event: string): Promise<void> {
   const app = await getApp(env, appId);
   if (!app || app.envAppliedVersion >= app.envVersion) return;
-  log("warn", "environment variable switch passed its deadline", { app_id: appId, version: app.envVersion });
-  await updateApp(env, appId, { envFailure: { version: app.envVersion, message: "The new instance did not take over in time; the running instance keeps the previous variables.", log: "", at: now } });
+  log("warn", event, { app_id: appId, version: app.envVersion });
+  await updateApp(env, appId, { envFailure: { version: app.envVersion, message, log: "", at: now } });
 }

@@ -127,7 +127,6 @@ describe("launchAndSwitch", () => {
       runtime,
       spec: { appId: app.id, image: row.image!, port: row.port!, portReason: row.portReason ?? "", plan: "lite", env: {}, deployId: row.liveDeployId! },
       probeTimeoutSeconds: 10,
-      retire: { drainSeconds: 2, graceSeconds: 1 },
       log: async (text) => void lines.push(text),
       // A switch that expected another instance: the compare-and-set finds the app moved on.
       switchTo: async (instance) =>
@@ -182,7 +181,6 @@ describe("launchAndSwitch on an engine that switches generations itself (Swarm's
       replaces: row.instanceId,
       spec,
       probeTimeoutSeconds: 10,
-      retire: { drainSeconds: 2, graceSeconds: 1 },
       log: async (text) => void lines.push(text),
       switchTo: async () => ({ switched: true, replaced: { instanceId: row.instanceId, image: null, serving: true } }),
     });
@@ -197,7 +195,6 @@ describe("launchAndSwitch on an engine that switches generations itself (Swarm's
       // Nothing listens on this port inside the instance: the probe fails (no grace period to wait out).
       spec: { ...spec, port: 9, portReason: "test", healthCheck: { ...DEFAULT_HEALTH_CHECK, graceSeconds: 0 } },
       probeTimeoutSeconds: 2,
-      retire: { drainSeconds: 2, graceSeconds: 1 },
       switchTo: async () => ({ switched: false, reason: "never reached" }),
     });
     expect(failed).toMatchObject({ ok: false, kind: "probe_failed" });
