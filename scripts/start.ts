@@ -5,7 +5,9 @@
  */
 import { join } from "node:path";
 import { ROOT, ensureDevVars, readDevVar, startDevServer } from "./lib/dev-server";
+import { installEgressRules } from "./lib/egress";
 import { setUpLocalDns, setUpLocalEngine, setUpLocalForge } from "./lib/local-apps";
+import { reconcileAtStart } from "./lib/reconcile";
 import { seedDemo } from "./lib/seed";
 
 const port = Number(process.env.PORT ?? 8787);
@@ -13,6 +15,7 @@ const added = ensureDevVars();
 if (added.length > 0) console.log(`Generated local secrets in .dev.vars: ${added.join(", ")}`);
 
 const engine = await setUpLocalEngine(join(ROOT, ".dev.vars"));
+const egress = engine.url ? await installEgressRules() : null;
 const forge = await setUpLocalForge(process.env.FORGE_ROOT ?? join(ROOT, ".wrangler", "forge"), process.env.FORGE_PORT ? Number(process.env.FORGE_PORT) : undefined).catch((err: Error) => {
   console.error(`The dev forge did not start (${err.message}); apps can still deploy from other forges.`);
   return null;
@@ -41,7 +44,8 @@ server.process.on("exit", (code) => process.exit(code ?? 0));
 
 // The banner always comes, with "Press Ctrl+C to stop." as its last line: a demo account that
 // could not be seeded is said in it, and the Worker goes on serving.
-const demo = await seedDemo(server.url, readDevVar("OPERATOR_TOKEN")).catch((err: Error) => err);
+// The reconciler runs once now: a run killed mid-change may have left objects behind, or an app dark.
+const [demo, reconciled] = await Promise.all([seedDemo(server.url, readDevVar("OPERATOR_TOKEN")).catch((err: Error) => err), reconcileAtStart(server.url, readDevVar("OPERATOR_TOKEN"))]);
 const demoLines =
   demo instanceof Error
     ? ` The demo account could not be seeded: ${demo.message}
@@ -62,10 +66,12 @@ console.log(`
 ${demoLines}
 
  ${engine.status}
+${egress ? ` ${egress}` : ""}
 ${forge ? ` Dev forge: ${forge.url} serves the git repositories under ${forge.root}/<owner>/<repo>` : ""}
 ${forge?.sample ? ` Sample app repository: ${forge.sample} (Apps -> New app, then Deploy)` : ""}
 ${forge ? ` Deploy on push: the dev forge sends a push webhook for each new commit to the hooks added with POST ${forge.url}/api/v1/repos/<owner>/<repo>/hooks (README, "Deploy on push")` : ""}
 ${dns ? ` ${dns.status}` : ""}
+ ${reconciled}
 ${!(demo instanceof Error) && demo.balance !== null ? ` Demo wallet: ${demo.balance.toLocaleString("en-US")} DA (credit more with the operator route, see the README)` : ""}
 
  Press Ctrl+C to stop.

@@ -113,6 +113,12 @@ if [ "$nodes" = 2 ]; then
   wait_for "the worker's join" sh -c "[ \"\$($d1 node ls --filter role=worker --format '{{.Status}}')\" = Ready ]"
 fi
 
+# Each node's tenant egress rules (README, "Apps on machines of your own"), in its own namespace,
+# checked there by a probe container; said on stderr, since stdout is the environment.
+for n in $(seq 1 "$nodes"); do
+  DOCKER_HOST="unix://$state/docker$n.sock" nsenter --net="/var/run/netns/$name$n" "$here/../egress-firewall.sh" --swarm >&2
+done
+
 {
   echo "SWARM_MANAGER_SOCK=$state/docker1.sock"
   echo "SWARM_MANAGER_ADDR=$subnet.11"

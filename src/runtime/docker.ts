@@ -82,6 +82,11 @@ export class DockerRuntime implements ContainerRuntime {
     return { apiVersion: await this.client.ping() };
   }
 
+  /** The start-up report: whether tenant code reaches the engine's host (checked by effect, `checkEgress`). */
+  async report(): Promise<string[]> {
+    return checkEgress(this.client, () => this.ensureNetwork(BUILD_NETWORK, {}));
+  }
+
   async build(spec: BuildSpec): Promise<BuildOutcome> {
     const deadline = new AbortController();
     const timeoutSeconds = spec.timeoutSeconds;
@@ -102,8 +107,10 @@ export class DockerRuntime implements ContainerRuntime {
   private async runBuild(spec: BuildSpec, signal: AbortSignal): Promise<BuildOutcome> {
     const builder = await this.builderFor(spec);
     const ownImages = builder === "classic" && spec.cacheScope ? await this.images(repositoryOf(spec.tag)) : [];
+    // The classic builder runs each step on the build network, under the same egress rules as apps.
+    if (builder === "classic") await this.ensureNetwork(BUILD_NETWORK, {});
     const res = await this.client.request("POST", "/build", {
-      query: buildQuery(builder, spec, ownImages),
+      query: { ...buildQuery(builder, spec, ownImages), ...(builder === "classic" ? { networkmode: BUILD_NETWORK } : {}) },
       stream: spec.context,
       contentType: "application/x-tar",
       // Docker answers 400 (Dockerfile parse error) and 500 (`Cannot locate specified
@@ -183,14 +190,8 @@ export class DockerRuntime implements ContainerRuntime {
     const found = await this.client.request("GET", `/networks/${seg(name)}`, { accept: [404] });
     await found.arrayBuffer();
     if (found.ok) return;
-    // A plain bridge: not Internal, so instances reach the internet; Docker isolates user-defined
-    // bridges from one another. 409: another launch created it meanwhile.
-    await this.drain(
-      this.client.request("POST", "/networks/create", {
-        json: { Name: name, Driver: "bridge", CheckDuplicate: true, Internal: false, Attachable: false, Labels: labels },
-        accept: [409],
-      }),
-    );
+    // A tenant bridge (`cpa-…`, which the host's egress rules match). 409: another launch created it meanwhile.
+    await this.drain(this.client.request("POST", "/networks/create", { json: tenantNetworkSpec(name, labels), accept: [409] }));
   }
 
   async removeNetwork(name: string): Promise<void> {
@@ -255,7 +256,6 @@ export class DockerRuntime implements ContainerRuntime {
     return listImages(this.client, prefix);
   }
 
-  async hasImage(image: string): Promise<boolean> {
   async stats(id: string): Promise<InstanceStats | null> {
     const c = await this.container(id);
     if (!c) return null;
@@ -264,6 +264,7 @@ export class DockerRuntime implements ContainerRuntime {
     return status === 404 ? null : readDockerStats(body, c.RestartCount ?? 0);
   }
 
+  async hasImage(image: string): Promise<boolean> {
     const res = await this.client.request("GET", `/images/${imagePath(image)}/json`, { accept: [404] });
     await res.arrayBuffer();
     return res.ok;
