@@ -10,6 +10,7 @@ import { consolePages } from "./console/pages";
 import { databaseRoutes } from "./console/api/databases";
 import { domainRoutes } from "./console/api/domains";
 import { envRoutes } from "./console/api/env";
+import { securityRoutes } from "./console/api/security";
 import { passkeyRoutes } from "./console/api/passkeys";
 import { metricsRoutes } from "./console/api/metrics";
 import { securityRoutes } from "./console/api/security";
@@ -54,6 +55,8 @@ export function createApp(deps: Deps = defaultDeps) {
   consoleApi.route("/apps", envRoutes);
   consoleApi.route("/apps", webhookSecretRoutes);
   consoleApi.route("/wallet", walletRoutes);
+  for (const path of ["/sessions", "/sessions/*", "/password", "/totp/*"]) consoleApi.use(path, requireSession);
+  consoleApi.route("/", securityRoutes);
   consoleApi.route("/apps", metricsRoutes);
   consoleApi.route("/passkeys", passkeyRoutes);
   app.route("/console/api", consoleApi);

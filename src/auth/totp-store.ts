@@ -50,6 +50,12 @@ export async function setUpTotp(env: Env, keys: readonly EncryptionKey[], accoun
   return saved.length === 1 ? { secret, otpauth_url: otpauthUrl(secret, account.email) } : undefined;
 }
 
+/** The secret being set up (not yet confirmed) and its URL; undefined when none is. */
+export async function pendingTotp(env: Env, keys: readonly EncryptionKey[], account: { id: string; email: string }) {
+  const state = await totpSecret(env, keys, account.id);
+  return state && !state.enabled ? { secret: state.secret, otpauth_url: otpauthUrl(state.secret, account.email) } : undefined;
+}
+
 /** Marks `step` used unless it (or a later one) was used already; false when it was. */
 async function useStep(env: Env, accountId: string, step: number, enabling: boolean, now: number): Promise<boolean> {
   const used = await database(env)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { generateToken } from "../../src/auth/tokens";
-import { ADDRESS_FAILURES, ADDRESS_SIGNUPS } from "../../src/http/auth-limits";
+import { ACCOUNT_FAILURES, ADDRESS_FAILURES, ADDRESS_SIGNUPS } from "../../src/http/auth-limits";
 import { clockedApp } from "./api-helpers";
 import { ConsoleClient, accountWithToken, uniqueEmail } from "./helpers";
 
@@ -39,6 +39,50 @@ describe("limits before authentication", () => {
     const elsewhere = await new ConsoleClient().call("POST", "/console/api/login", { email: uniqueEmail(), password: "wrong-password" }, { "CF-Connecting-IP": freshAddress() });
     expect(elsewhere.status).toBe(401);
   });
+
+  it("lets parallel wrong passwords for one account spend no more than its allowance (each spends before it hashes)", async () => {
+    const app = clockedApp();
+    const client = new ConsoleClient({ fetch: (req) => app.call(req) });
+    const email = uniqueEmail();
+    // From an address of its own: this app's clock is years ahead, so it must share no key with tests on the real clock.
+    await client.call("POST", "/console/api/signup", { email, password: "correct horse battery" }, { "CF-Connecting-IP": freshAddress() });
+    const guesses = Array.from({ length: 30 }, (_, i) =>
+      new ConsoleClient({ fetch: (req) => app.call(req) }).call("POST", "/console/api/login", { email, password: `guess-number-${i}` }, { "CF-Connecting-IP": freshAddress() }),
+    );
+    const statuses = (await Promise.all(guesses)).map((r) => r.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(ACCOUNT_FAILURES.burst);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(30 - ACCOUNT_FAILURES.burst);
+    // The owner is locked out for one emission interval once the guessing stops, no longer.
+    expect((await client.call("POST", "/console/api/login", { email, password: "correct horse battery" }, { "CF-Connecting-IP": freshAddress() })).status).toBe(429);
+    app.clock.now += 10_000;
+    expect((await client.call("POST", "/console/api/login", { email, password: "correct horse battery" }, { "CF-Connecting-IP": freshAddress() })).status).toBe(200);
+  }, 30_000);
+
+  it("gives a successful sign-in its spend back, so the owner's own sign-ins never add up", async () => {
+    const app = clockedApp();
+    const client = new ConsoleClient({ fetch: (req) => app.call(req) });
+    const email = uniqueEmail();
+    // From an address of its own: this app's clock is years ahead, so it must share no key with tests on the real clock.
+    await client.call("POST", "/console/api/signup", { email, password: "correct horse battery" }, { "CF-Connecting-IP": freshAddress() });
+    const from = freshAddress();
+    for (let i = 0; i < ACCOUNT_FAILURES.burst + 5; i++) {
+      expect((await client.call("POST", "/console/api/login", { email, password: "correct horse battery" }, { "CF-Connecting-IP": from })).status).toBe(200);
+    }
+  }, 30_000);
+
+  it("counts an IPv6 client by its /64: two addresses in one /64 share the allowance, the next /64 does not", async () => {
+    const prefix = `2001:db8:${(++address).toString(16)}:${crypto.getRandomValues(new Uint16Array(1))[0]!.toString(16)}`;
+    const statuses: number[] = [];
+    for (let i = 0; i < ADDRESS_FAILURES.burst; i++) {
+      const res = await new ConsoleClient().call("POST", "/console/api/login", { email: uniqueEmail(), password: "wrong-password" }, { "CF-Connecting-IP": `${prefix}::${i + 1}` });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual(Array(ADDRESS_FAILURES.burst).fill(401));
+    const sameSlash64 = await new ConsoleClient().call("POST", "/console/api/login", { email: uniqueEmail(), password: "wrong-password" }, { "CF-Connecting-IP": `${prefix}:ffff:ffff:ffff:fffe` });
+    expect(sameSlash64.status).toBe(429);
+    const nextSlash64 = await new ConsoleClient().call("POST", "/console/api/login", { email: uniqueEmail(), password: "wrong-password" }, { "CF-Connecting-IP": `2001:db8:ffff:${(++address).toString(16)}::1` });
+    expect(nextSlash64.status).toBe(401);
+  }, 30_000);
 
   it("limits sign-ups per address", async () => {
     const from = freshAddress();

@@ -3,6 +3,8 @@ import { TokenName } from "../api/tokens";
 import { createToken, listTokens, revokeToken, type TokenView } from "../../auth/token-store";
 import { listPasskeys, type PasskeyView } from "../../auth/passkeys";
 import { PasskeysSection } from "./passkeys-section";
+import { loadSecurity, securityPages } from "./security-pages";
+import { SecuritySections, type SecurityState } from "./security-section";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
 import { Csrf, DateTime, EmptyState, Field } from "./components";
@@ -14,6 +16,7 @@ interface ProfileProps {
   viewer: Viewer;
   tokens: TokenView[];
   passkeys: PasskeyView[];
+  security: SecurityState;
   flash?: Flash | null;
   name?: string;
   errors?: FieldErrors;
@@ -113,6 +116,7 @@ function ProfilePage(props: ProfileProps) {
         <TokenTable tokens={props.tokens} locale={props.viewer.locale} />
       </section>
       <PasskeysSection viewer={props.viewer} passkeys={props.passkeys} />
+      <SecuritySections viewer={props.viewer} security={props.security} />
       <p>
         <a href="/console/profile/security-log">Security log</a>: every change to your account and its resources, who made it and from where.
       </p>
@@ -151,17 +155,18 @@ async function findToken(env: Env, accountId: string, id: string): Promise<Token
 
 /** Profile: the API Tokens section (create, show the secret once, list, revoke). */
 export const profilePages = new Hono<AppEnv>()
+  .route("/", securityPages)
   .get("/", async (c) => {
     const flash = await takeFlash(c);
-    const [tokens, passkeys] = await Promise.all([listTokens(c.env, c.get("accountId")!), listPasskeys(c.env, c.get("accountId")!)]);
-    return render(c, <ProfilePage viewer={await loadViewer(c)} tokens={tokens} passkeys={passkeys} flash={flash} />);
+    const [tokens, passkeys, security] = await Promise.all([listTokens(c.env, c.get("accountId")!), listPasskeys(c.env, c.get("accountId")!), loadSecurity(c)]);
+    return render(c, <ProfilePage viewer={await loadViewer(c)} tokens={tokens} passkeys={passkeys} security={security} flash={flash} />);
   })
   .post("/tokens", async (c) => {
     const accountId = c.get("accountId")!;
     const form = await readForm(c, TokenName);
     if (!form.ok) {
-      const [tokens, passkeys] = await Promise.all([listTokens(c.env, accountId), listPasskeys(c.env, accountId)]);
-      return render(c, <ProfilePage viewer={await loadViewer(c)} tokens={tokens} passkeys={passkeys} name={form.values.name} errors={form.errors} />, 400);
+      const [tokens, passkeys, security] = await Promise.all([listTokens(c.env, accountId), listPasskeys(c.env, accountId), loadSecurity(c)]);
+      return render(c, <ProfilePage viewer={await loadViewer(c)} tokens={tokens} passkeys={passkeys} security={security} name={form.values.name} errors={form.errors} />, 400);
     }
     const { now, uuid } = c.get("deps");
     const created = await createToken(c.env, accountId, form.data.name, now(), uuid());
