@@ -52,6 +52,8 @@ export interface ArchiveTarget {
   untrack: (ids: string[]) => Promise<void>;
   /** Deletes tracked objects now (what fails stays owed). */
   drop: (objects: TrackedObject[]) => Promise<void>;
+  /** Called as the work goes on (each archive piece, each part copied): the runner's heartbeat; may throw to stop it. */
+  beat?: () => Promise<void>;
 }
 
 /** One invocation's outcome: the finished archive, or a checkpoint to go on from. */
@@ -106,7 +108,7 @@ export async function stageStretch(
   let upload = staging && target.bucket.resumeMultipartUpload(stagingKey, staging.uploadId);
   let rest: Uint8Array | undefined;
   // The pieces are the archive's own (gzip's output, the carry read back): freed once copied.
-  const parts = fixedParts(prepend(carried, hashed), target.partBytes, undefined, { release: true });
+  const parts = fixedParts(prepend(carried, hashed), target.partBytes, target.beat, { release: true });
   try {
     for await (const part of parts) {
       if (part.byteLength < target.partBytes) {
@@ -173,6 +175,7 @@ export async function copyStretch(target: ArchiveTarget, stagingKey: string, fro
     if (copied > 0 && copied >= budgetBytes) {
       return { progress: { ...from, copy: { ...copy, upload: uploadState } }, spent: null };
     }
+    await target.beat?.();
     const length = Math.min(target.partBytes, size - offset);
     const part = await target.bucket.get(stagingKey, { range: { offset, length } });
     if (!part) throw new Error("the staged archive disappeared during the copy");

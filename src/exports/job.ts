@@ -7,10 +7,11 @@ import { describeError, log } from "../http/log";
 import { ARCHIVE_PART_BYTES, type ArchiveTarget, copyStretch, freshProgress, type Stretch, stageStretch } from "./archive-upload";
 import { deleteObjects, settle, trackObject, trackUpload, untrack } from "./cleanup";
 import { gzipStream } from "./gzip";
+import { heartbeat, RunnerStopped } from "./heartbeat";
 import { deadlineAfter, EXPORT_DLQ, EXPORT_MAX_ATTEMPTS, retryDelaySeconds } from "./job-limits";
 import type { ExportJobMessage } from "./messages";
 import { type ExportProgress, readProgress, type TrackedObject, writeProgress } from "./progress";
-import { archiveKey, checkpointExport, claimExport, exportObjectKeys, markExportFailed, markExportReady, stagingKey } from "./store";
+import { archiveKey, checkpointExport, claimExport, exportObjectKeys, findExport, markExportFailed, markExportReady, noteRunnerAlive, stagingKey } from "./store";
 
 /** What the queue consumer takes besides the batch: the clock, and settings tests may lower. */
 export interface JobOptions {
@@ -46,24 +47,29 @@ export async function handleExportBatch(batch: MessageBatch<unknown>, env: Env, 
  * the next invocation, or `ready`. A failed try asks the queue for a later one with backoff, which
  * goes on from the same checkpoint; the last failed try marks the export `failed`. A message for an
  * export that is no longer in flight (ready, failed, expired, past its deadline, deleted) is acked
- * and does nothing.
+ * and does nothing. The try writes a heartbeat as it works (heartbeat.ts), and stops once the export
+ * is no longer in flight.
  */
 export async function runExportJob(env: Env, message: Message<ExportJobMessage>, options: JobOptions): Promise<void> {
   const job = message.body;
   const fields = { export_id: job.exportId, database_id: job.databaseId, attempt: message.attempts };
-  const claim = await claimExport(env, job, options.now(), message.attempts);
+  const claimedAt = options.now();
+  const claim = await claimExport(env, job, claimedAt, message.attempts);
   if (!claim) {
     log("info", "export job has nothing to do", fields);
     message.ack();
     return;
   }
   try {
-    const target = archiveTarget(env, job, options);
+    const target = { ...archiveTarget(env, job, options), beat: heartbeat(env, job, options.now, claimedAt) };
     const outcome = await runInvocation(env, job, target, readProgress(claim.progress) ?? freshProgress(), options);
     const now = options.now();
     if ("archive" in outcome) {
       if (await markExportReady(env, job, outcome.archive, now)) {
         log("info", "export ready", { ...fields, size_bytes: outcome.archive.size, invocations: claim.step + 1 });
+      } else if ((await findExport(env, job))?.status === "ready") {
+        // A second try (the queue's, or the one the gate queued when this one fell silent) got there first, with the same archive.
+        log("info", "export already made ready by another try", fields);
       } else {
         // Failed by its deadline or its database deleted while it ran: nobody may find this archive.
         await deleteObjects(env, exportObjectKeys(job), now);
@@ -81,6 +87,11 @@ export async function runExportJob(env: Env, message: Message<ExportJobMessage>,
     }
     message.ack();
   } catch (err) {
+    if (err instanceof RunnerStopped) {
+      log("info", "export no longer in flight; this try stops", fields);
+      message.ack();
+      return;
+    }
     // A snapshot lost to too many writes is lost for every try: the export fails at once, saying why.
     if (message.attempts >= EXPORT_MAX_ATTEMPTS || isJournalFull(err)) {
       log("error", "export failed for good", { ...fields, ...describeError(err) });
@@ -90,6 +101,8 @@ export async function runExportJob(env: Env, message: Message<ExportJobMessage>,
     } else {
       const delaySeconds = retryDelaySeconds(message.attempts);
       log("warn", "export try failed; retrying from the last checkpoint", { ...fields, retry_in_seconds: delaySeconds, ...describeError(err) });
+      // The next try's due time counts as a sign of life, so the gate does not take the wait for a death.
+      await noteRunnerAlive(env, job, options.now() + delaySeconds * 1000).catch(() => false);
       message.retry({ delaySeconds });
     }
   }

@@ -1,4 +1,4 @@
-import { and, desc, eq, gt, inArray, lte, ne, sql } from "drizzle-orm";
+import { and, desc, eq, gt, inArray, isNull, lte, ne, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { database } from "../db/client";
 import { exports } from "../db/schema";
@@ -48,7 +48,7 @@ const byRef = (ref: ExportRef) => and(eq(exports.id, ref.exportId), eq(exports.d
 
 /** Records a new `pending` export. */
 export async function insertPendingExport(env: Env, ref: ExportRef, createdAt: number, deadlineAt: number): Promise<void> {
-  await database(env).insert(exports).values({ id: ref.exportId, databaseId: ref.databaseId, status: "pending", createdAt, deadlineAt });
+  await database(env).insert(exports).values({ id: ref.exportId, databaseId: ref.databaseId, status: "pending", createdAt, deadlineAt, runnerAliveAt: createdAt });
   forgetExport(ref);
 }
 
@@ -127,7 +127,7 @@ export interface ClaimedExport {
 export async function claimExport(env: Env, ref: ExportRef, now: number, attempts: number): Promise<ClaimedExport | null> {
   const claimed = await database(env)
     .update(exports)
-    .set({ status: "running", startedAt: sql`coalesce(${exports.startedAt}, ${now})`, attempts })
+    .set({ status: "running", startedAt: sql`coalesce(${exports.startedAt}, ${now})`, attempts, runnerAliveAt: now })
     .where(and(byRef(ref), inArray(exports.status, IN_FLIGHT_STATUSES), gt(exports.deadlineAt, now)))
     .returning({ step: exports.step, progress: exports.progress, deadlineAt: exports.deadlineAt });
   forgetExport(ref);
@@ -142,11 +142,49 @@ export async function claimExport(env: Env, ref: ExportRef, now: number, attempt
 export async function checkpointExport(env: Env, ref: ExportRef, step: number, progress: string, deadlineAt: number, now: number): Promise<boolean> {
   const updated = await database(env)
     .update(exports)
-    .set({ step: step + 1, progress, deadlineAt })
+    .set({ step: step + 1, progress, deadlineAt, runnerAliveAt: now, revivals: 0 })
     .where(and(byRef(ref), eq(exports.status, "running"), eq(exports.step, step), gt(exports.deadlineAt, now)))
     .returning({ id: exports.id });
   forgetExport(ref);
   return updated.length === 1;
+}
+
+/**
+ * The runner's sign of life: a heartbeat (`at` = now), or a retry due at `at`. False when the
+ * export is no longer in flight (failed, finished by another try, deleted): the runner should stop.
+ */
+export async function noteRunnerAlive(env: Env, ref: ExportRef, at: number): Promise<boolean> {
+  const updated = await database(env)
+    .update(exports)
+    .set({ runnerAliveAt: at })
+    .where(and(byRef(ref), inArray(exports.status, IN_FLIGHT_STATUSES)))
+    .returning({ id: exports.id });
+  return updated.length === 1;
+}
+
+/**
+ * Counts a revival of a silent export (its job is queued again): only over the record as the
+ * watch saw it, so a watch run twice, or a runner that spoke up meanwhile, changes nothing (false).
+ */
+export async function reviveExport(env: Env, ref: ExportRef, seen: Pick<ExportRecord, "revivals" | "runnerAliveAt">, now: number): Promise<boolean> {
+  const alive = seen.runnerAliveAt === null ? isNull(exports.runnerAliveAt) : eq(exports.runnerAliveAt, seen.runnerAliveAt);
+  const updated = await database(env)
+    .update(exports)
+    .set({ revivals: seen.revivals + 1, runnerAliveAt: now })
+    .where(and(byRef(ref), inArray(exports.status, IN_FLIGHT_STATUSES), eq(exports.revivals, seen.revivals), alive))
+    .returning({ id: exports.id });
+  forgetExport(ref);
+  return updated.length === 1;
+}
+
+/** Databases with an in-flight export whose runner has been silent since `cutoff` (Unix ms) or before. */
+export async function databasesWithSilentExports(env: Env, cutoff: number, limit = STORE_BATCH): Promise<string[]> {
+  const rows = await database(env)
+    .selectDistinct({ databaseId: exports.databaseId })
+    .from(exports)
+    .where(and(inArray(exports.status, IN_FLIGHT_STATUSES), lte(sql`coalesce(${exports.runnerAliveAt}, ${exports.createdAt})`, cutoff)))
+    .limit(limit);
+  return rows.map((r) => r.databaseId);
 }
 
 /**

@@ -1,7 +1,9 @@
 import { describeError, log } from "../http/log";
 import { settleOwedWork } from "./cleanup";
+import { exportGate } from "./export-gate";
 import { sweepExpiredArchives } from "./retention";
-import { inFlightExportNamed, markExportFailed, overdueExports } from "./store";
+import { RUNNER_SILENCE_MS } from "./runner-watch";
+import { databasesWithSilentExports, inFlightExportNamed, markExportFailed, overdueExports } from "./store";
 
 /** Overdue exports failed per cron run; the gate fails its own database's at once anyway. */
 export const OVERDUE_MAX_PER_RUN = 500;
@@ -28,12 +30,28 @@ export async function failOverdueExports(env: Env, now: number): Promise<number>
 }
 
 /**
- * The periodic sweep (cron): overdue exports fail, archives past retention expire, and owed R2
- * cleanup is retried. Each step runs even when another throws; the first error is rethrown so
- * the run shows as failed.
+ * Asks the gate of each database whose export in flight has a silent runner to look at it now: a
+ * backstop for a gate whose alarm was lost (or an export older than the watch). Returns how many.
+ */
+export async function wakeSilentExports(env: Env, now: number): Promise<number> {
+  const databases = await databasesWithSilentExports(env, now - RUNNER_SILENCE_MS);
+  for (const databaseId of databases) await exportGate(env, databaseId).watch(databaseId, now);
+  if (databases.length > 0) log("info", "gates of silent exports woken", { count: databases.length });
+  return databases.length;
+}
+
+/**
+ * The periodic sweep (cron): overdue exports fail, silent runners are looked at, archives past
+ * retention expire, and owed R2 cleanup is retried. Each step runs even when another throws; the
+ * first error is rethrown so the run shows as failed.
  */
 export async function runSweep(env: Env, now: number, retentionSeconds: number): Promise<void> {
-  const steps = [() => failOverdueExports(env, now), () => sweepExpiredArchives(env, retentionSeconds, now), () => settleOwedWork(env, inFlightExportNamed)];
+  const steps = [
+    () => failOverdueExports(env, now),
+    () => wakeSilentExports(env, now),
+    () => sweepExpiredArchives(env, retentionSeconds, now),
+    () => settleOwedWork(env, inFlightExportNamed),
+  ];
   let first: unknown;
   for (const step of steps) {
     try {

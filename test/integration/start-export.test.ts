@@ -87,6 +87,8 @@ describe("start export: one at a time, cooldown", () => {
 
     await setExportStatus(exportId, "running");
     app.clock.now += 2 * COOLDOWN_MS; // far past any cooldown: still one at a time
+    // Its runner is alive (a silent one would get its job queued again: export-crash.test.ts).
+    await env.DB.prepare("UPDATE exports SET runner_alive_at = ? WHERE id = ?").bind(app.clock.now, exportId).run();
     await expectWait(await app.startExport(token, databaseId), "export_in_flight", config.IN_FLIGHT_RETRY_AFTER_SECONDS);
 
     expect(await exportRows(databaseId)).toHaveLength(1);
