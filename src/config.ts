@@ -138,6 +138,11 @@ const ConfigSchema = z.object({
   DRAIN_SECONDS: seconds("DRAIN_SECONDS", 30, 2),
   STOP_GRACE_SECONDS: seconds("STOP_GRACE_SECONDS", 10, 0),
   /**
+   * The reconciler (src/apps/reconcile.ts) removes an instance, image or port row no record explains
+   * only once it is older than this: a change may be making it right now.
+   */
+  RECONCILE_GRACE_SECONDS: seconds("RECONCILE_GRACE_SECONDS", 300, 0),
+  /**
    * Host address instances' ports are published on: the one the Worker reaches them at. Empty:
    * loopback for an engine on this machine, else the engine's address when it is an IP address.
    */
@@ -249,6 +254,7 @@ export const SETTING_DEFAULTS = {
   PROXY_HEADER_TIMEOUT_SECONDS: 100,
   DRAIN_SECONDS: 30,
   STOP_GRACE_SECONDS: 10,
+  RECONCILE_GRACE_SECONDS: 300,
   BUILD_TIMEOUT_SECONDS: 900,
   BUILD_MEMORY_MB: PLANS.pro.memoryMb,
   BUILD_CPUS: PLANS.pro.cpus,

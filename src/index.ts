@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { createApp } from "./app";
 import { DEPLOY_DLQ, DEPLOY_QUEUE, handleDeployBatch } from "./apps/deploy-job";
+import { reconcileEngine } from "./apps/reconcile";
 import { getConfig } from "./config";
 import { handleExportBatch } from "./exports/job";
 import { wakeOverdueDomains } from "./domains/service";
@@ -30,5 +31,7 @@ export default {
   scheduled: async (_controller, env) => {
     await runSweep(env, defaultDeps.now(), getConfig(env).ARCHIVE_RETENTION_SECONDS);
     await wakeOverdueDomains(env, defaultDeps.now());
+    // The engine against the records: orphans removed, apps that should run brought back (src/apps/reconcile.ts).
+    await reconcileEngine(env, defaultDeps.now());
   },
 } satisfies ExportedHandler<Env>;

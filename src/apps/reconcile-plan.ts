@@ -133,15 +133,29 @@ export function appsWithActions(plan: ReconcilePlan): string[] {
   return [...new Set(plan.actions.map((a) => a.appId))];
 }
 
+/** What a run did with one action, as its record keeps it. */
+export interface DoneAction {
+  /** A plan's action kind. */
+  action: string;
+  outcome: "done" | "failed";
+}
+
 /** Counts of what a run did, for the operator's runtime report. */
 export interface ReconcileCounts {
   removed_instances: number;
   freed_ports: number;
   removed_images: number;
   restored: number;
+  failed: number;
 }
 
-export function countActions(actions: readonly ReconcileAction[]): ReconcileCounts {
-  const n = (kind: ReconcileAction["kind"]) => actions.filter((a) => a.kind === kind).length;
-  return { removed_instances: n("remove_instance"), freed_ports: n("free_port"), removed_images: n("remove_image"), restored: n("restore") };
+export function countActions(actions: readonly DoneAction[]): ReconcileCounts {
+  const n = (kind: ReconcileAction["kind"]) => actions.filter((a) => a.action === kind && a.outcome === "done").length;
+  return {
+    removed_instances: n("remove_instance"),
+    freed_ports: n("free_port"),
+    removed_images: n("remove_image"),
+    restored: n("restore"),
+    failed: actions.filter((a) => a.outcome === "failed").length,
+  };
 }

@@ -362,6 +362,34 @@ export const retireLedger = sqliteTable(
   (t) => [index("retire_ledger_app_idx").on(t.appId, t.drainUntil)],
 );
 
+/**
+ * The reconciler's runs (owner: src/apps/reconcile-runs.ts): over the whole engine (`scope` =
+ * `engine`) or one app (its id), what each removed or restored, and each action with its app id.
+ */
+export const reconcileRuns = sqliteTable(
+  "reconcile_runs",
+  {
+    id: text("id").primaryKey(),
+    scope: text("scope").notNull(),
+    startedAt: integer("started_at").notNull(),
+    finishedAt: integer("finished_at").notNull(),
+    counts: text("counts", { mode: "json" }).notNull().$type<Record<string, number>>(),
+    actions: text("actions", { mode: "json" }).notNull().$type<ReconcileRunAction[]>(),
+    /** Why the run could not look at the engine (it was unreachable), when it could not. */
+    error: text("error"),
+  },
+  (t) => [index("reconcile_runs_started_idx").on(t.startedAt)],
+);
+
+/** One action of a run, as the runtime report shows it. */
+export interface ReconcileRunAction {
+  app_id: string;
+  action: string;
+  /** The instance id, image reference or port. */
+  object: string;
+  outcome: "done" | "failed";
+}
+
 /** SPEC.md States "Custom domain" (src/domains/states.ts); shown as `Pending DNS`, `Verifying…`, `Active`, `Error`. */
 export const CUSTOM_DOMAIN_STATUSES = ["pending_dns", "verifying", "active", "error"] as const;
 
@@ -542,4 +570,4 @@ export const auditLog = sqliteTable(
   (t) => [index("audit_log_account_idx").on(t.accountId, t.at), index("audit_log_at_idx").on(t.at)],
 );
 
-export const schema = { accounts, sessions, accountTotp, recoveryCodes, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains, subdomainHolds, domainLastOwners, creditRequests, retireLedger, passkeys, passkeyChallenges, auditLog };
+export const schema = { accounts, sessions, accountTotp, recoveryCodes, apiTokens, databases, exports, r2Cleanup, apps, deploys, ledgerEntries, appEnvVars, customDomains, subdomainHolds, domainLastOwners, creditRequests, retireLedger, reconcileRuns, passkeys, passkeyChallenges, auditLog };

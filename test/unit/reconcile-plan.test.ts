@@ -100,14 +100,15 @@ describe("sameId", () => {
 });
 
 describe("countActions", () => {
-  it("counts each kind", () => {
+  it("counts what was done, by kind, and what failed", () => {
     expect(
       countActions([
-        { kind: "remove_instance", appId: "A", id: "1" },
-        { kind: "remove_instance", appId: "B", id: "2" },
-        { kind: "free_port", appId: "A", port: 1 },
-        { kind: "restore", appId: "A", instanceId: null },
+        { action: "remove_instance", outcome: "done" },
+        { action: "remove_instance", outcome: "done" },
+        { action: "remove_image", outcome: "failed" },
+        { action: "free_port", outcome: "done" },
+        { action: "restore", outcome: "done" },
       ]),
-    ).toEqual({ removed_instances: 2, freed_ports: 1, removed_images: 0, restored: 1 });
+    ).toEqual({ removed_instances: 2, freed_ports: 1, removed_images: 0, restored: 1, failed: 1 });
   });
 });

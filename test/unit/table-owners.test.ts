@@ -19,6 +19,7 @@ export const TABLE_OWNERS: Record<string, string> = {
   credit_requests: "src/billing/credit-requests.ts",
   instance_ports: "src/runtime/ports.ts",
   retire_ledger: "src/apps/retire-ledger.ts",
+  reconcile_runs: "src/apps/reconcile-runs.ts",
   exports: "src/exports/store.ts",
   r2_cleanup: "src/exports/cleanup.ts",
   databases: "src/databases/",
