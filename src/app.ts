@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { createApiV1 } from "./api/v1";
+import { auditTrail } from "./audit/trail";
 import { csrfGuard } from "./auth/csrf";
 import { requireSession } from "./auth/session";
 import { adminRoutes } from "./admin/credits";
@@ -10,11 +11,10 @@ import { consolePages } from "./console/pages";
 import { databaseRoutes } from "./console/api/databases";
 import { domainRoutes } from "./console/api/domains";
 import { envRoutes } from "./console/api/env";
-import { securityRoutes } from "./console/api/security";
-import { passkeyRoutes } from "./console/api/passkeys";
 import { metricsRoutes } from "./console/api/metrics";
 import { securityRoutes } from "./console/api/security";
 import { auditRoutes } from "./console/api/audit";
+import { passkeyRoutes } from "./console/api/passkeys";
 import { tokenRoutes } from "./console/api/tokens";
 import { walletRoutes } from "./console/api/wallet";
 import { webhookSecretRoutes } from "./console/api/webhook";
@@ -54,11 +54,12 @@ export function createApp(deps: Deps = defaultDeps) {
   consoleApi.route("/apps", domainRoutes);
   consoleApi.route("/apps", envRoutes);
   consoleApi.route("/apps", webhookSecretRoutes);
+  consoleApi.route("/apps", metricsRoutes);
   consoleApi.route("/wallet", walletRoutes);
   for (const path of ["/sessions", "/sessions/*", "/password", "/totp/*"]) consoleApi.use(path, requireSession);
   consoleApi.route("/", securityRoutes);
-  consoleApi.route("/apps", metricsRoutes);
   consoleApi.route("/passkeys", passkeyRoutes);
+  consoleApi.route("/audit", auditRoutes);
   app.route("/console/api", consoleApi);
   app.route("/console", consolePages);
   app.route("/admin/api", adminRoutes);
@@ -84,6 +85,7 @@ function front(app: Hono<AppEnv>, deps: Deps, routes: RouteCache): Hono<AppEnv> 
   app.use(requestContext(deps));
   app.use(appProxy(routes));
   app.use(methodGuard(app));
+  app.use(auditTrail());
   return app;
 }
 

@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
 import { createApp } from "./app";
+import { sweepAudit } from "./auth/audit-store";
+import { sweepPasskeyChallenges } from "./auth/passkeys";
 import { DEPLOY_DLQ, DEPLOY_QUEUE, handleDeployBatch } from "./apps/deploy-job";
 import { reconcileEngine } from "./apps/reconcile";
 import { getConfig } from "./config";
@@ -31,6 +33,9 @@ export default {
   scheduled: async (_controller, env) => {
     await runSweep(env, defaultDeps.now(), getConfig(env).ARCHIVE_RETENTION_SECONDS);
     await wakeOverdueDomains(env, defaultDeps.now());
+    // Audit rows past their 400 days, passkey challenges nobody answered.
+    await sweepAudit(env, defaultDeps.now());
+    await sweepPasskeyChallenges(env, defaultDeps.now());
     // The engine against the records: orphans removed, apps that should run brought back (src/apps/reconcile.ts).
     await reconcileEngine(env, defaultDeps.now());
   },

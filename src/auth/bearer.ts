@@ -35,6 +35,8 @@ const tokenRow = perRequest(async (c): Promise<TokenRow | null> => {
 });
 
 export const lookUpTokenAhead = tokenRow.ahead;
+/** The request's token row, from the same one lookup (the audit log names the token that acted). */
+export const requestTokenRow = tokenRow.get;
 
 /** Resolves `Authorization: Bearer <token>` to an account; anything else is 401 UNAUTHORIZED. */
 export function bearerAuth(): MiddlewareHandler<AppEnv> {

@@ -19,7 +19,6 @@ import { HOME_PATH, safeNext } from "./format";
 import { type FieldErrors, readForm } from "./forms";
 import { Layout, render } from "./layout";
 import { PasskeySignInButton } from "./passkeys-section";
-import { PasskeySignInButton } from "./passkeys-section";
 
 type Mode = "signin" | "signup";
 
@@ -77,7 +76,6 @@ function AuthForm(props: AuthFormProps) {
           )}
           <button type="submit">{text.button}</button>
         </form>
-        {props.mode === "signin" && <PasskeySignInButton next={props.next} />}
         {props.mode === "signin" && <PasskeySignInButton next={props.next} />}
       </div>
       <p>

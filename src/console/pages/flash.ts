@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { getConfig } from "../../config";
+import { noteRefused } from "../../audit/note";
 import type { AppEnv } from "../../http/context";
 import { fromBase64, fromBase64Url, randomBytes, toBase64Url, utf8 } from "../../lib/encoding";
 
@@ -56,6 +57,7 @@ const isHttps = (c: Context) => new URL(c.req.url).protocol === "https:";
 
 /** Sets the flash the next console page shows. */
 export async function setFlash(c: Context<AppEnv>, flash: Flash): Promise<void> {
+  if (flash.error) noteRefused(c);
   const sealed: Sealed = { ...flash, a: c.get("accountId") ?? "", x: c.get("deps").now() + TTL_SECONDS * 1000 };
   const iv = randomBytes(IV_BYTES);
   const cipher = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, await flashKey(c.env), utf8(JSON.stringify(sealed)));

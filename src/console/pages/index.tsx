@@ -18,6 +18,7 @@ import { HOME_PATH } from "./format";
 import { Layout, render } from "./layout";
 import { passkeyPages } from "./passkeys-section";
 import { profilePages } from "./profile-pages";
+import { securityLogPages } from "./security-log-page";
 import { consoleSecureHeaders } from "./secure-headers";
 
 /** Pages that need a signed-in viewer send everyone else to sign in, then back here. */
@@ -83,6 +84,7 @@ consolePages.get("/", async (c) => c.redirect((await loadSession(c)) ? HOME_PATH
 consolePages.route("/", authPages);
 consolePages.route("/profile", profilePages);
 consolePages.route("/profile", passkeyPages);
+consolePages.route("/profile", securityLogPages);
 consolePages.route("/databases", databasePages);
 consolePages.route("/databases", exportPages);
 consolePages.route("/apps", appPages);
