@@ -207,3 +207,71 @@ describe("password change", () => {
     }
   });
 });
+
+describe("the pages", () => {
+  /** Posts a form as a browser would (same-origin, urlencoded), keeping the client's cookie. */
+  async function post(c: ConsoleClient, path: string, fields: Record<string, string>): Promise<Response> {
+    const res = await c.fetcher.fetch(
+      new Request(`http://control.test${path}`, {
+        method: "POST",
+        headers: { Origin: "http://control.test", "Content-Type": "application/x-www-form-urlencoded", ...(c.cookie ? { Cookie: c.cookie } : {}) },
+        body: new URLSearchParams(fields),
+        redirect: "manual",
+      }),
+    );
+    // Keep every cookie set (the session's, and the flash a redirect's page shows), by name.
+    const jar = new Map(c.cookie.split("; ").filter(Boolean).map((pair) => [pair.split("=")[0]!, pair] as const));
+    for (const set of res.headers.getSetCookie()) jar.set(set.split("=")[0]!, set.split(";")[0]!);
+    c.cookie = [...jar.values()].join("; ");
+    return res;
+  }
+
+  it("the sign-in page asks for a code when one is due, and signs in with it", async () => {
+    const { app, client, email, code } = await accountWithTotp();
+    const browser = client();
+    const first = await post(browser, "/console/signin", { email, password: PASSWORD });
+    expect(first.status).toBe(401);
+    const html = await first.text();
+    expect(html).toContain('name="code"');
+    expect(html).toContain("6-digit code from your authenticator app");
+    const wrong = await post(browser, "/console/signin", { email, password: PASSWORD, code: "12345" });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.text()).toContain("That code is not right");
+    const signedIn = await post(browser, "/console/signin", { email, password: PASSWORD, code: code(app.clock.now + 30_000) });
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.headers.get("Location")).toBe("/console/databases");
+  });
+
+  it("the profile shows two-step sign-in, the password form and the sessions; setting up shows a QR code as SVG", async () => {
+    const { client } = setup();
+    const owner = client();
+    await owner.json("POST", "/console/api/signup", { email: uniqueEmail(), password: PASSWORD });
+    const profile = await (await owner.call("GET", "/console/profile")).text();
+    expect(profile).toContain("Set up two-step sign-in");
+    expect(profile).toContain('name="current_password"');
+    expect(profile).toContain("This session");
+    expect(profile).toContain("Chrome 131 on Linux");
+
+    const started = await post(owner, "/console/profile/totp/setup", {});
+    expect(started.status).toBe(303);
+    expect(started.headers.get("Location")).toBe("/console/profile/totp/setup");
+    const page = await (await owner.call("GET", "/console/profile/totp/setup")).text();
+    expect(page).toMatch(/<div role="img" aria-label="QR code[^"]*"><svg width="240" height="240"/);
+    expect(page).toMatch(/<code id="totp-secret">[A-Z2-7]{32}<\/code>/);
+  });
+
+  it("a refused password change names the field; a done one says how many sessions it signed out", async () => {
+    const { client } = setup();
+    const email = uniqueEmail();
+    const owner = client();
+    await owner.json("POST", "/console/api/signup", { email, password: PASSWORD });
+    await client().json("POST", "/console/api/login", { email, password: PASSWORD });
+    const refused = await post(owner, "/console/profile/password", { current_password: PASSWORD, new_password: "iloveyou" });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toMatch(/id="f-new_password-error">This password is among the 10,000 most common/);
+    const done = await post(owner, "/console/profile/password", { current_password: PASSWORD, new_password: "a long and fresh passphrase" });
+    expect(done.status).toBe(303);
+    const profile = await (await owner.call("GET", "/console/profile")).text();
+    expect(profile).toContain("Your password was changed, and 1 other session signed out.");
+  });
+});
