@@ -56,9 +56,3 @@ export async function deleteDatabase(env: Env, accountId: string, id: string, no
   await deleteDatabaseAndArchives(env, row.id, now);
   await managedDatabase(env, row.id).destroy();
 }
-
-/** The account owning a database, or null when there is no such database. */
-export async function ownerOfDatabase(env: Env, id: string): Promise<string | null> {
-  const row = await database(env).select({ accountId: databases.accountId }).from(databases).where(eq(databases.id, id)).get();
-  return row?.accountId ?? null;
-}

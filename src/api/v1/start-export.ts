@@ -64,7 +64,7 @@ export const startExportRoute = createRoute({
         "A wait; sleep for `Retry-After` seconds. `code` tells which:",
         "`export_in_flight`: an export of this database is pending or running; poll the link its start returned (short wait).",
         "`cooldown_active`: the database was exported recently; wait out the whole `Retry-After`, there is nothing to poll.",
-        "`RATE_LIMIT_EXCEEDED`: too many calls from your account, across all endpoints.",
+        "`RATE_LIMIT_EXCEEDED`: too many calls from your account (polls of a download link count apart, per link and client address).",
       ].join(" "),
       ["export_in_flight", "cooldown_active", "RATE_LIMIT_EXCEEDED"],
       "This database was exported recently. Start another export in 120 seconds.",
