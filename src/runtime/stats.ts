@@ -14,7 +14,7 @@ export interface InstanceStats {
 
 /** The subset of the engine's stats object read here (cgroup v1 and v2 spellings). */
 export interface DockerStatsJson {
-  cpu_stats?: { cpu_usage?: { total_usage?: number; percpu_usage?: number[] | null }; system_cpu_usage?: number; online_cpus?: number };
+  cpu_stats?: { cpu_usage?: { total_usage?: number; percpu_usage?: readonly number[] | null }; system_cpu_usage?: number; online_cpus?: number };
   precpu_stats?: { cpu_usage?: { total_usage?: number }; system_cpu_usage?: number };
   memory_stats?: { usage?: number; stats?: Record<string, number> };
 }

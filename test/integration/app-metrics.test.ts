@@ -50,9 +50,17 @@ describe("app metrics", () => {
     const daily = await client.json<MetricsJson>("GET", `/console/api/apps/${app.id}/metrics?step=3600`);
     expect([daily.points.length, total(daily, "2xx"), total(daily, "5xx")]).toEqual([24, 10, 3]);
 
+    // The Metrics page draws four charts on the server, each with its numbers as a table.
+    const page = await client.call("GET", `/console/apps/${app.id}/metrics?range=24h`);
+    const html = await page.text();
+    expect(page.status).toBe(200);
+    expect(html.match(/<svg[^>]*role="img"/g)).toHaveLength(4);
+    expect(html).toContain("Requests by status");
+
     // Another account sees nothing: the same 404 as an app that does not exist.
     const stranger = await signedUpClient();
     expect((await stranger.call("GET", `/console/api/apps/${app.id}/metrics`)).status).toBe(404);
+    expect((await stranger.call("GET", `/console/apps/${app.id}/metrics`)).status).toBe(404);
   }, 60_000);
 
   it.each([

@@ -142,6 +142,9 @@ export function AppPage(props: AppPageProps) {
       <p class="visually-hidden" role="status" data-app-announce=""></p>
       {props.logs && <LogsSection {...props.logs} />}
       <DomainsSection appId={app.id} csrfToken={viewer.csrfToken} locale={viewer.locale} {...props.domains} />
+        <p>
+          <a href={`/console/apps/${app.id}/metrics`}>Metrics</a>: requests, response times, CPU and memory.
+        </p>
       <EnvSection app={app} csrfToken={viewer.csrfToken} rows={props.envRows} paste={props.envPaste} flash={props.flash} />
       <HealthSection app={app} csrfToken={viewer.csrfToken} form={props.healthForm} />
       <PushSection app={app} csrfToken={viewer.csrfToken} state={props.push} />

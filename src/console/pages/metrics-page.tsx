@@ -1,0 +1,152 @@
+import { Hono } from "hono";
+import { type PlanId, planLimits } from "../../apps/plans";
+import { listDeploys } from "../../apps/store";
+import type { AppEnv } from "../../http/context";
+import { appMetrics } from "../../metrics/app-metrics";
+import { HEIGHT, WIDTH, lineSegments, niceCeiling, xOf } from "../../metrics/chart";
+import { type Point, fillPoints, parseMetricsQuery } from "../../metrics/series";
+import { appPath, ownedApp } from "./app-pages";
+import { formatBytes } from "./format";
+import { Layout, loadViewer, render, type Viewer } from "./layout";
+
+/** The ranges the page offers: the last hour by minute, the last day and week by hour. */
+const RANGES = { "1h": { label: "Last hour", step: 60, seconds: 3600 }, "24h": { label: "24 hours", step: 3600, seconds: 86400 }, "7d": { label: "7 days", step: 3600, seconds: 7 * 86400 } } as const;
+type Range = keyof typeof RANGES;
+
+interface Series {
+  name: string;
+  values: (number | null)[];
+  color: string;
+}
+
+interface ChartProps {
+  id: string;
+  title: string;
+  unit: (v: number) => string;
+  series: Series[];
+  /** A limit drawn as a dashed line (the plan's memory or CPUs). */
+  limit?: { value: number; label: string };
+  labels: string[];
+  /** Indexes of points where a deploy or a restart happened. */
+  events: { index: number; label: string }[];
+}
+
+/** One chart: an SVG with a title for screen readers, and the same numbers as a table. */
+function Chart(props: ChartProps) {
+  const top = niceCeiling(Math.max(props.limit?.value ?? 0, ...props.series.flatMap((s) => s.values.filter((v): v is number => v !== null))));
+  const n = props.labels.length;
+  return (
+    <section class="metric-chart" aria-labelledby={`${props.id}-title`}>
+      <h3 id={`${props.id}-title`}>{props.title}</h3>
+      <svg viewBox={`-50 -10 ${WIDTH + 60} ${HEIGHT + 30}`} role="img" aria-labelledby={`${props.id}-svg-title`} width="100%">
+        <title id={`${props.id}-svg-title`}>{`${props.title}: ${props.series.map((s) => s.name).join(", ")}, scale 0 to ${props.unit(top)}`}</title>
+        <line x1="0" y1={HEIGHT} x2={WIDTH} y2={HEIGHT} stroke="#8c959f" />
+        <text x="-6" y={HEIGHT} text-anchor="end" font-size="11" fill="#57606a">0</text>
+        <text x="-6" y="4" text-anchor="end" font-size="11" fill="#57606a">{props.unit(top)}</text>
+        {props.limit ? <line x1="0" y1={HEIGHT - (props.limit.value / top) * HEIGHT} x2={WIDTH} y2={HEIGHT - (props.limit.value / top) * HEIGHT} stroke="#cf222e" stroke-dasharray="4 4" /> : null}
+        {props.events.map((e) => (
+          <line x1={xOf(e.index, n)} y1="0" x2={xOf(e.index, n)} y2={HEIGHT} stroke="#8250df" stroke-dasharray="2 3">
+            <title>{e.label}</title>
+          </line>
+        ))}
+        {props.series.map((s) => lineSegments(s.values, top).map((points) => <polyline points={points} fill="none" stroke={s.color} stroke-width="2" />))}
+        <text x="0" y={HEIGHT + 16} font-size="11" fill="#57606a">{props.labels[0] ?? ""}</text>
+        <text x={WIDTH} y={HEIGHT + 16} text-anchor="end" font-size="11" fill="#57606a">{props.labels[n - 1] ?? ""}</text>
+      </svg>
+      <p class="legend">
+        {props.series.map((s) => (
+          <span><svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill={s.color} /></svg> {s.name} </span>
+        ))}
+        {props.limit ? <span>– – {props.limit.label}</span> : null}
+      </p>
+      <details>
+        <summary>{`${props.title} as a table`}</summary>
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Time (UTC)</th>
+              {props.series.map((s) => (
+                <th scope="col">{s.name}</th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {props.labels.map((label, i) => (
+              <tr>
+                <th scope="row">{label}</th>
+                {props.series.map((s) => (
+                  <td>{s.values[i] === null ? "–" : props.unit(s.values[i]!)}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+    </section>
+  );
+}
+
+interface MetricsPageProps {
+  viewer: Viewer;
+  app: { id: string; name: string };
+  range: Range;
+  points: Point[];
+  memoryLimit: number;
+  cpuLimit: number;
+  events: { index: number; label: string }[];
+}
+
+export function MetricsPage(props: MetricsPageProps) {
+  const step = RANGES[props.range].step;
+  const labels = props.points.map((p) => (step === 60 ? p.at.slice(11, 16) : `${p.at.slice(5, 10)} ${p.at.slice(11, 16)}`));
+  const common = { labels, events: props.events };
+  const count = (v: number) => String(Math.round(v));
+  return (
+    <Layout title={`Metrics · ${props.app.name}`} viewer={props.viewer} section="apps">
+      <p><a href={appPath(props.app.id)}>← {props.app.name}</a></p>
+      <h1>Metrics</h1>
+      <nav aria-label="Time range" class="ranges">
+        {(Object.keys(RANGES) as Range[]).map((r) => (
+          <a href={`${appPath(props.app.id)}/metrics?range=${r}`} aria-current={r === props.range ? "page" : undefined}>{RANGES[r].label}</a>
+        ))}
+      </nav>
+      <p>Deploys and restarts are marked with dotted lines. Times are UTC.</p>
+      <Chart id="requests" title="Requests by status" unit={count} {...common} series={[
+        { name: "2xx", values: props.points.map((p) => p.requests["2xx"] + p.requests["3xx"]), color: "#1a7f37" },
+        { name: "4xx", values: props.points.map((p) => p.requests["4xx"]), color: "#9a6700" },
+        { name: "5xx", values: props.points.map((p) => p.requests["5xx"]), color: "#cf222e" },
+      ]} />
+      <Chart id="latency" title="Response time" unit={(v) => `${Math.round(v)} ms`} {...common} series={[
+        { name: "p50", values: props.points.map((p) => p.latency_ms?.p50 ?? null), color: "#0969da" },
+        { name: "p95", values: props.points.map((p) => p.latency_ms?.p95 ?? null), color: "#8250df" },
+      ]} />
+      <Chart id="cpu" title="CPU" unit={(v) => `${Math.round(v)} %`} limit={{ value: 100, label: `plan: ${props.cpuLimit} CPU` }} {...common} series={[
+        { name: "CPU, % of the plan", values: props.points.map((p) => p.cpu_percent), color: "#0969da" },
+      ]} />
+      <Chart id="memory" title="Memory" unit={formatBytes} limit={{ value: props.memoryLimit, label: `plan: ${formatBytes(props.memoryLimit)}` }} {...common} series={[
+        { name: "Memory in use", values: props.points.map((p) => p.memory_bytes), color: "#1a7f37" },
+      ]} />
+    </Layout>
+  );
+}
+
+/** `GET /console/apps/{id}/metrics?range=1h|24h|7d`: the four charts, drawn on the server. */
+export const metricsPages = new Hono<AppEnv>().get("/:id/metrics", async (c) => {
+  const row = await ownedApp(c);
+  const asked = c.req.query("range");
+  const range: Range = asked && asked in RANGES ? (asked as Range) : "1h";
+  const { step, seconds } = RANGES[range];
+  const now = Math.floor(c.get("deps").now() / 1000);
+  const parsed = parseMetricsQuery({ from: String(now - seconds + step), to: String(now), step: String(step) }, now);
+  if (!parsed.ok) throw new Error(parsed.message);
+  const { query } = parsed;
+  const [rows, deploys] = await Promise.all([appMetrics(c.env, row.id).rows(row.id, query), listDeploys(c.env, row.id)]);
+  const points = fillPoints(query, rows);
+  const indexOf = (ms: number) => Math.floor((Math.floor(ms / 1000) - query.from) / step);
+  const events = [
+    ...deploys.filter((d) => d.finishedAt !== null && indexOf(d.finishedAt) >= 0 && indexOf(d.finishedAt) < points.length).map((d) => ({ index: indexOf(d.finishedAt!), label: `Deploy ${d.status}` })),
+    ...points.flatMap((p, index) => (p.restarts > 0 ? [{ index, label: `${p.restarts} restart${p.restarts > 1 ? "s" : ""}` }] : [])),
+  ];
+  const limits = planLimits(row.plan as PlanId);
+  return render(c, <MetricsPage viewer={await loadViewer(c)} app={{ id: row.id, name: row.name }} range={range} points={points} memoryLimit={limits.memoryBytes} cpuLimit={limits.cpus} events={events} />);
+});
