@@ -110,6 +110,8 @@ const ConfigSchema = z.object({
   /** Memory and CPUs of a build's steps; default the largest plan's (pro). */
   BUILD_MEMORY_MB: seconds("BUILD_MEMORY_MB", PLANS.pro.memoryMb, 6),
   BUILD_CPUS: decimal("BUILD_CPUS", PLANS.pro.cpus),
+  /** How large a build's image may grow, base image included, before the build is stopped (classic builder). */
+  BUILD_DISK_MB: seconds("BUILD_DISK_MB", 10240, 16),
   /** Caps of a deploy's source archive: unpacked bytes, entries, and the time to fetch and unpack it. */
   SOURCE_MAX_BYTES: seconds("SOURCE_MAX_BYTES", 1024 ** 3),
   SOURCE_MAX_ENTRIES: seconds("SOURCE_MAX_ENTRIES", 100_000),
@@ -258,6 +260,7 @@ export const SETTING_DEFAULTS = {
   BUILD_TIMEOUT_SECONDS: 900,
   BUILD_MEMORY_MB: PLANS.pro.memoryMb,
   BUILD_CPUS: PLANS.pro.cpus,
+  BUILD_DISK_MB: 10240,
   METRICS_COLLECTION: true,
   METRICS_FLUSH_SECONDS: 10,
   SOURCE_MAX_BYTES: 1024 ** 3,

@@ -7,6 +7,7 @@ import { fetchAndBuild } from "../source/build-step";
 import { fetchCommit, pickCommit } from "../source/commit";
 import { appController } from "./app-controller";
 import { missingBuildFileMessage, resolveBuildFile } from "./contract/build-file";
+import { buildSourceRefusal } from "./contract/build-sources";
 import { type ProbedPort, probedPort } from "./contract/expose";
 import { DeployLog, deployLogPrefix } from "./deploy-log";
 import { appLogs } from "../logs/app-logs";
@@ -211,6 +212,8 @@ async function buildImage(env: Env, runtime: ContainerRuntime, app: AppRow, depl
     sourceTimeoutSeconds: config.SOURCE_TIMEOUT_SECONDS,
     buildTimeoutSeconds: config.BUILD_TIMEOUT_SECONDS,
     buildLimits: { memoryBytes: config.BUILD_MEMORY_MB * 1024 * 1024, cpus: config.BUILD_CPUS },
+    buildDiskBytes: config.BUILD_DISK_MB * 1024 * 1024,
+    checkBuildFile: (text) => buildSourceRefusal(text, { registry: config.REGISTRY }),
     cacheScope: await buildCacheScope(config.ENV_ENCRYPTION_KEY, app.id),
     mark: {
       claim: () => claimDeployBuild(env, deploy.id, options.now()),

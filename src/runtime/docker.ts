@@ -3,7 +3,8 @@
  * instance with the settings of `settings.ts`, each app on its own bridge network, the app's port
  * published on the host port the control plane allocated). Runs in workerd and in Node.
  */
-import { type Builder, type BuilderChoice, buildQuery, chooseBuilder, followBuild, progressFor, repositoryOf, supportsBuildKit } from "./docker-build";
+import { followBuildWithinDisk } from "./build-disk";
+import { type Builder, type BuilderChoice, buildQuery, chooseBuilder, progressFor, repositoryOf, supportsBuildKit } from "./docker-build";
 import { DockerEngineClient, engineMessage } from "./docker-client";
 import { LogStreamDecoder, demultiplexLogs } from "./docker-stream";
 import { instanceHostConfig } from "./instance-settings";
@@ -124,7 +125,8 @@ export class DockerRuntime implements ContainerRuntime {
       await spec.onOutput?.(`${error}\n`);
       return { ok: false, error };
     }
-    const progress = await followBuild(res, progressFor(builder), spec.onOutput);
+    const { progress, exceeded } = await followBuildWithinDisk(this.client, res, progressFor(builder), builder === "classic" ? spec.diskBytes : undefined, spec.onOutput);
+    if (exceeded) return { ok: false, error: exceeded, diskExceeded: true };
     if (progress.error !== undefined) {
       return { ok: false, error: progress.error, ...(progress.lastStep ? { failedStep: progress.lastStep } : {}) };
     }

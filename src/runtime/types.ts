@@ -46,12 +46,18 @@ export interface BuildSpec {
    * this app's layers. Absent: nothing is reused from any earlier build.
    */
   cacheScope?: string;
+  /**
+   * BUILD_DISK_MB in bytes: the image being built, base image included, may not grow past it
+   * (measured while the classic builder runs, src/runtime/build-disk.ts); past it the build is
+   * ended and the outcome is `{ok: false, diskExceeded: true}`.
+   */
+  diskBytes?: number;
 }
 
 export type BuildOutcome =
   | { ok: true; image: string }
-  /** `error`: the engine's sentence; `failedStep`: the build step that failed (`Step 3/5 : RUN make`), when known. */
-  | { ok: false; error: string; failedStep?: string; timedOut?: true };
+  /** `error`: the engine's sentence (or ours); `failedStep`: the build step that failed (`Step 3/5 : RUN make`), when known. */
+  | { ok: false; error: string; failedStep?: string; timedOut?: true; diskExceeded?: true };
 
 export interface InstanceSpec {
   image: string;

@@ -7,7 +7,7 @@
  */
 import type { ContainerRuntime, InstanceLimits } from "../runtime/types";
 import type { SourcePolicy } from "./address";
-import { type ArchiveInspection, SourceLimitError, buildContextFromArchive } from "./context";
+import { type ArchiveInspection, BuildFileRefusedError, SourceLimitError, buildContextFromArchive } from "./context";
 import { fetchSourceArchive } from "./fetch";
 import { type SourceCaps, buildTimeoutMessage, sourceTimeoutMessage } from "./limits";
 
@@ -56,8 +56,15 @@ export interface BuildStepInput {
   sourceTimeoutSeconds: number;
   buildTimeoutSeconds: number;
   buildLimits: InstanceLimits;
+  /** BUILD_DISK_MB in bytes: how large the image may grow while it is built (base image included). */
+  buildDiskBytes?: number;
   /** The app's build cache scope (cache-scope.ts): its earlier builds' steps are reused, no one else's. */
   cacheScope?: string;
+  /**
+   * The build-source rule (src/apps/contract/build-sources.ts): a refusing sentence for the build
+   * file's text, or null. The engine gets a whole context only for a build file that passed.
+   */
+  checkBuildFile?: (text: string) => string | null;
   mark: BuildMark;
   now: () => number;
   fetch?: typeof fetch;
@@ -108,6 +115,7 @@ async function build(input: BuildStepInput): Promise<BuildStepOutcome> {
       dockerfile: input.buildFile.inContext,
       tag: input.tag,
       limits: input.buildLimits,
+      ...(input.buildDiskBytes ? { diskBytes: input.buildDiskBytes } : {}),
       ...(input.cacheScope ? { cacheScope: input.cacheScope } : {}),
       timeoutSeconds: input.buildTimeoutSeconds,
       onOutput: (text) => input.append(text.replace(/\n$/, "")),
@@ -117,22 +125,33 @@ async function build(input: BuildStepInput): Promise<BuildStepOutcome> {
     // the source's failure, not the engine's.
     const found = await settled(inspection, 1000);
     done();
-    if (found instanceof Error) return { ok: false, kind: "source_unavailable", message: found.message };
+    if (found instanceof Error) return sourceFailure(found);
+    // With a build-file rule, a missing build file ends the upload before the engine builds anything.
+    if (found && found.dockerfile === null) return { ok: false, kind: "build_file_missing", message: "", buildFiles: found.buildFiles };
     throw err;
   }
   const found = await settled(inspection, INSPECTION_GRACE_MS);
   done();
-  if (found instanceof Error) return { ok: false, kind: "source_unavailable", message: found.message };
+  if (found instanceof Error) return sourceFailure(found);
   if (found && found.dockerfile === null) return { ok: false, kind: "build_file_missing", message: "", buildFiles: found.buildFiles };
   if (!built.ok) {
     if (built.timedOut) {
       await input.step(`Build cancelled on the engine after ${input.buildTimeoutSeconds} s`);
       return { ok: false, kind: "build_failed", message: buildTimeoutMessage(input.buildTimeoutSeconds) };
     }
+    if (built.diskExceeded) {
+      await input.step("Build cancelled on the engine: its image went past the build disk limit");
+      return { ok: false, kind: "build_failed", message: built.error };
+    }
     const step = built.failedStep ? ` at ${built.failedStep}` : "";
     return { ok: false, kind: "build_failed", message: `The build failed${step}: ${built.error}` };
   }
   return { ok: true, image: built.image, dockerfile: found?.dockerfile ?? null, commitSha: found?.commitSha ?? null };
+}
+
+/** A context that broke off: a refused build file fails the build, anything else the source. */
+function sourceFailure(error: Error): BuildStepOutcome {
+  return { ok: false, kind: error instanceof BuildFileRefusedError ? "build_failed" : "source_unavailable", message: error.message };
 }
 
 type OpenSource =
@@ -170,6 +189,7 @@ async function openSource(input: BuildStepInput): Promise<OpenSource> {
     dockerfilePath: input.buildFile.path,
     caps: input.caps,
     signal: deadline.signal,
+    ...(input.checkBuildFile ? { checkBuildFile: input.checkBuildFile } : {}),
   });
   // Once the archive has passed through, the deadline no longer applies.
   inspection.then(() => clearTimeout(timer), () => clearTimeout(timer));
@@ -177,22 +197,37 @@ async function openSource(input: BuildStepInput): Promise<OpenSource> {
 }
 
 /**
+ * A tar header block no reader accepts (its checksum field is not a number). A context can break
+ * off between two entries, where an archive without its end marker still reads as whole
+ * (Docker 20.10 builds one); sent first, this block makes the engine refuse the context even if
+ * the upload's end reached it as a clean one.
+ */
+const DAMAGED_BLOCK = new Uint8Array(512).fill(0xff);
+const DAMAGED_BLOCK_GRACE_MS = 1000;
+
+/**
  * The context as the engine upload reads it. When the context breaks off (a cap, the deadline, a
- * damaged archive), the upload is aborted rather than ended: the engine never sees a complete
- * context, and the build call rejects at once.
+ * damaged archive, a refused build file), a damaged block is sent and the upload aborted rather
+ * than ended: the engine never sees a complete context, and the build call rejects at once.
  */
 function guardedUpload(context: ReadableStream<Uint8Array>, upload: AbortController): ReadableStream<Uint8Array> {
   const reader = context.getReader();
+  let broken = false;
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
+        // The damaged block has been taken: now the upload ends.
+        if (broken) return upload.abort();
         try {
           const next = await reader.read();
           if (next.done) controller.close();
           else controller.enqueue(next.value);
         } catch {
           // The reason stays with the context (the inspection reports it); the abort itself carries none.
-          upload.abort();
+          broken = true;
+          controller.enqueue(DAMAGED_BLOCK.slice());
+          // Should the upload not ask for more, it still ends.
+          setTimeout(() => upload.abort(), DAMAGED_BLOCK_GRACE_MS);
         }
       },
       // An errored context rejects the cancel with its error, already reported by the inspection.

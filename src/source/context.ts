@@ -23,6 +23,12 @@ export interface ContextOptions {
   caps?: SourceCaps;
   /** Ends the reading; an Error reason (the source deadline's sentence) is what the reader fails with. */
   signal?: AbortSignal;
+  /**
+   * The build file's rule (build-sources.ts): a sentence refusing its text, or null. Given, the
+   * context is ended only once the build file was found as a plain file and passed; otherwise it
+   * breaks off before its end, so the engine never builds it.
+   */
+  checkBuildFile?: (text: string) => string | null;
 }
 
 export interface ArchiveInspection {
@@ -41,6 +47,14 @@ export interface ArchiveInspection {
 export class SourceLimitError extends Error {
   override readonly name = "SourceLimitError";
 }
+
+/** A build file the build-source rule refused: `message` is the red panel's whole sentence. */
+export class BuildFileRefusedError extends Error {
+  override readonly name = "BuildFileRefusedError";
+}
+
+/** The context broke off because the build file is missing (or is a link): the inspection says which files there are. */
+class BuildFileMissing extends Error {}
 
 /** Why an archive could not be turned into a context; `reason` is the clause after "could not be read:". */
 export class ArchiveError extends Error {
@@ -68,6 +82,12 @@ export function buildContextFromArchive(
   const tally: SourceTally = { bytes: 0, entries: 0 };
   const inspection = copyEntries(gunzip(archive, tally, options), controller, { ...options, rootDirectory: root.path }, tally).then(
     (found) => {
+      const refusal = buildFileRefusal(found, options);
+      if (refusal) {
+        controller.error(refusal);
+        if (refusal instanceof BuildFileMissing) return found;
+        throw refusal;
+      }
       try {
         controller.finalize();
       } catch {
@@ -94,6 +114,8 @@ async function copyEntries(tar: ReadableStream<Uint8Array>, packer: TarPackContr
   let dockerfile: string | null = null;
   let top: string | null = null;
   let paxComment: string | null = null;
+  // A link (or file) where a folder of the build file's path should be: the engine would read another file.
+  let behindLink = false;
   try {
     for (let next = await entries.read(); !next.done; next = await entries.read()) {
       const entry = next.value;
@@ -112,6 +134,9 @@ async function copyEntries(tar: ReadableStream<Uint8Array>, packer: TarPackContr
         continue;
       }
       const capture = path === options.dockerfilePath && type === "file";
+      // A later entry at the build file's path replaces it when unpacked: only a plain file counts.
+      if (path === options.dockerfilePath && !capture) dockerfile = null;
+      if (options.dockerfilePath.startsWith(`${path}/`) && type !== "directory") behindLink = true;
       if (capture && entry.header.size > maxBuildFileBytes) {
         throw new ArchiveError(`the build file "${path}" is larger than ${maxBuildFileBytes} bytes`);
       }
@@ -128,7 +153,15 @@ async function copyEntries(tar: ReadableStream<Uint8Array>, packer: TarPackContr
     await entries.cancel(err).catch(() => undefined);
     throw err;
   }
-  return { dockerfile, buildFiles: buildFiles.sort(), commitSha: commitFromArchive(paxComment, top) };
+  return { dockerfile: behindLink ? null : dockerfile, buildFiles: buildFiles.sort(), commitSha: commitFromArchive(paxComment, top) };
+}
+
+/** With a build-file rule: why the context may not be ended (no plain build file, or a refused one), else null. */
+function buildFileRefusal(found: ArchiveInspection, options: ContextOptions): Error | null {
+  if (!options.checkBuildFile) return null;
+  if (found.dockerfile === null) return new BuildFileMissing("The build file is not a plain file in the context.");
+  const refusal = options.checkBuildFile(found.dockerfile);
+  return refusal === null ? null : new BuildFileRefusedError(refusal);
 }
 
 function checkCaps(tally: SourceTally, caps: SourceCaps | undefined): void {

@@ -25,7 +25,8 @@ describe("chooseBuilder (BuildKit where the engine has it; the classic builder w
 describe("buildQuery (each app's cache kept between its deploys, never shared with another app)", () => {
   const scope = "0123456789abcdef0123456789abcdef";
   const spec = { tag: "control-plane/app-a1:d2", dockerfile: "Dockerfile", cacheScope: scope };
-  const base = { t: spec.tag, dockerfile: "Dockerfile", rm: "1", forcerm: "1" };
+  // pull: base images always through their registry, never another tenant's copy on the engine.
+  const base = { t: spec.tag, dockerfile: "Dockerfile", rm: "1", forcerm: "1", pull: "1" };
 
   it.each<[string, Builder, Parameters<typeof buildQuery>[1], string[], Record<string, string>]>([
     [
