@@ -26,7 +26,7 @@ import { recordDeploy, recordStart, startRefusal, stopColumns } from "../billing
 import { type EnvApplyRunner, type EnvSaveResult, ENV_APPLY_DEADLINE_MS, envApplyTimedOut, saveEnvSet } from "../envvars/save";
 import type { EnvVariable } from "../envvars/rules";
 import { launchEnv } from "../envvars/store";
-import { pushRefusal, rememberDelivery } from "../webhooks/push";
+import { pushRefusal, rememberPush } from "../webhooks/push";
 
 /** When the next periodic health check is due (ms since the epoch), in the controller's storage. */
 const HEALTH_DUE = "health_due";
@@ -102,20 +102,17 @@ export class AppController extends DurableObject<Env> {
 
   /**
    * A verified push to the deploy branch: the same deploy as pressing Deploy, recorded as `push`,
-   * refused before the first Deploy (src/webhooks/push.ts). A delivery id seen before answers
-   * `duplicate` and starts nothing; the id is remembered before anything is awaited, so a replay
+   * refused before the first Deploy (src/webhooks/push.ts). A push seen before (by `push`, its key:
+   * the ref and commits its signature covers, whatever delivery id came with it) answers
+   * `duplicate` and starts nothing; the key is remembered before anything is awaited, so a replay
    * racing the original cannot pass either, and forgotten again when the deploy is refused.
    */
-  async deployOnPush(input: { appId: string; deployId: string; now: number; delivery: string | null }): Promise<DeployResult | { outcome: "duplicate" }> {
-    const seen = this.ctx.storage.kv.get<string[]>("deliveries") ?? [];
-    if (input.delivery !== null) {
-      if (seen.includes(input.delivery)) return { outcome: "duplicate" };
-      this.ctx.storage.kv.put("deliveries", rememberDelivery(seen, input.delivery));
-    }
+  async deployOnPush(input: { appId: string; deployId: string; now: number; push: string }): Promise<DeployResult | { outcome: "duplicate" }> {
+    const seen = this.ctx.storage.kv.get<string[]>("pushes") ?? [];
+    if (seen.includes(input.push)) return { outcome: "duplicate" };
+    this.ctx.storage.kv.put("pushes", rememberPush(seen, input.push));
     const result = await this.deploy({ appId: input.appId, deployId: input.deployId, now: input.now, kind: "push" });
-    if (result.outcome === "refused" && input.delivery !== null) {
-      this.ctx.storage.kv.put("deliveries", (this.ctx.storage.kv.get<string[]>("deliveries") ?? []).filter((id) => id !== input.delivery));
-    }
+    if (result.outcome === "refused") this.ctx.storage.kv.put("pushes", (this.ctx.storage.kv.get<string[]>("pushes") ?? []).filter((key) => key !== input.push));
     return result;
   }
 

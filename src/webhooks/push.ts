@@ -36,10 +36,25 @@ export function pushRefusal(app: { firstDeployAt: number | null; billingCharged:
   return null;
 }
 
-/** How many delivery ids an app's controller remembers, so a replayed delivery does not deploy twice. */
-export const REMEMBERED_DELIVERIES = 200;
+/**
+ * What identifies a push for replays, from what its signature covers (never from the delivery id,
+ * a header outside it): the ref with the commits before and after, so the same push sent again
+ * under any delivery id is known, while a later push (even one back to an earlier commit, which
+ * has another `before`) is not. Null when the payload names no commit after it; the route then
+ * uses the digest of the signed body.
+ */
+export function pushKey(payload: unknown): string | null {
+  const body = (typeof payload === "object" && payload !== null ? payload : {}) as Record<string, unknown>;
+  const commit = (value: unknown) => (typeof value === "string" && SHA.test(value) ? value : null);
+  const after = commit(body.after);
+  if (typeof body.ref !== "string" || after === null) return null;
+  return `${body.ref} ${commit(body.before) ?? "-"} ${after}`;
+}
 
-/** The remembered ids after `id` is seen: the newest REMEMBERED_DELIVERIES, oldest dropped. */
-export function rememberDelivery(seen: readonly string[], id: string): string[] {
-  return [...seen.filter((s) => s !== id), id].slice(-REMEMBERED_DELIVERIES);
+/** How many pushes an app's controller remembers, so a replayed push does not deploy twice. */
+export const REMEMBERED_PUSHES = 200;
+
+/** The remembered push keys after `key` is seen: the newest REMEMBERED_PUSHES, oldest dropped. */
+export function rememberPush(seen: readonly string[], key: string): string[] {
+  return [...seen.filter((s) => s !== key), key].slice(-REMEMBERED_PUSHES);
 }

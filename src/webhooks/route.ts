@@ -7,7 +7,8 @@ import { ApiError, type ErrorCode, invalid, notFound } from "../http/errors";
 import { rateLimitHeaders } from "../http/gcra";
 import { log } from "../http/log";
 import { isUuid } from "../lib/time";
-import { pushDecision } from "./push";
+import { sha256Hex } from "../lib/encoding";
+import { pushDecision, pushKey } from "./push";
 import { openWebhookSecret } from "./secret";
 import { readDelivery, verifyDelivery } from "./signature";
 
@@ -18,6 +19,8 @@ export const WEBHOOK_RATE = { perMinute: 30, burst: 10 };
 
 const NO_SUCH_APP = "There is no app at this webhook address.";
 const BAD_SIGNATURE = "The delivery's signature does not match the app's webhook secret.";
+/** The answer to a push received before (same ref and commits), under whatever delivery id. */
+export const REPLAYED_PUSH = "This push (the same ref and commits) was received before; it does not deploy twice.";
 
 /** The delivery's JSON: GitHub may send it form-encoded (`payload=`), every forge can send it raw. */
 function parsePayload(body: Uint8Array, contentType: string): unknown {
@@ -34,9 +37,10 @@ function parsePayload(body: Uint8Array, contentType: string): unknown {
  * The public webhook endpoint of deploy on push: `POST /webhooks/apps/<app id>`. No session and no
  * CSRF token: the delivery's signature is its credential (GitHub `X-Hub-Signature-256`,
  * Gitea/Forgejo `X-Gitea-Signature`, GitLab `X-Gitlab-Token`, each checked in constant time).
- * Bounded body, per-app rate limit, then the signature, then the branch and event rule; a push
- * to the deploy branch goes through the app's controller exactly as Deploy pressed in the console
- * (recorded as `push`), and a delivery id seen before starts nothing.
+ * Bounded body, then the signature (a delivery that fails it spends nothing), then the per-app
+ * rate limit, then the branch and event rule; a push to the deploy branch goes through the app's
+ * controller exactly as Deploy pressed in the console (recorded as `push`), and a push seen before
+ * (by its ref and commits, push.ts `pushKey`) starts nothing, whatever its delivery id.
  */
 export const webhookRoutes = new Hono<AppEnv>().post(
   "/apps/:id",
@@ -53,7 +57,14 @@ export const webhookRoutes = new Hono<AppEnv>().post(
     const { now, uuid } = c.get("deps");
     const app = await getApp(c.env, appId);
     if (!app) throw notFound(NO_SUCH_APP);
-    // Counted per existing app only, so made-up addresses leave no limiter state behind.
+    const delivery = readDelivery((name) => c.req.header(name));
+    const body = new Uint8Array(await c.req.arrayBuffer());
+    const secret = app.webhookSecret ? await openWebhookSecret(c.env, app.id, app.webhookSecret) : "";
+    // The signature first: unsigned junk spends nothing, so it cannot lock the real forge out.
+    if (!delivery || !(await verifyDelivery(delivery, body, secret))) {
+      log("info", "webhook delivery refused", { app_id: app.id, forge: delivery?.forge ?? null });
+      throw new ApiError("UNAUTHORIZED", delivery ? BAD_SIGNATURE : "The delivery carries no signature (X-Hub-Signature-256, X-Gitea-Signature or X-Gitlab-Token).");
+    }
     const limiter = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(`webhook:${app.id}`));
     const decision = await limiter.take({ now: now(), policy: WEBHOOK_RATE });
     if (!decision.allowed) {
@@ -62,22 +73,17 @@ export const webhookRoutes = new Hono<AppEnv>().post(
         headers: { ...rateLimitHeaders(decision, WEBHOOK_RATE), "Retry-After": String(wait) },
       });
     }
-    const delivery = readDelivery((name) => c.req.header(name));
-    const body = new Uint8Array(await c.req.arrayBuffer());
-    const secret = app.webhookSecret ? await openWebhookSecret(c.env, app.id, app.webhookSecret) : "";
-    if (!delivery || !(await verifyDelivery(delivery, body, secret))) {
-      log("info", "webhook delivery refused", { app_id: app.id, forge: delivery?.forge ?? null });
-      throw new ApiError("UNAUTHORIZED", delivery ? BAD_SIGNATURE : "The delivery carries no signature (X-Hub-Signature-256, X-Gitea-Signature or X-Gitlab-Token).");
-    }
-    const push = pushDecision(delivery.forge, delivery.event, parsePayload(body, c.req.header("Content-Type") ?? ""), app.branch);
+    const payload = parsePayload(body, c.req.header("Content-Type") ?? "");
+    const push = pushDecision(delivery.forge, delivery.event, payload, app.branch);
     const fields = { app_id: app.id, forge: delivery.forge, event: delivery.event, delivery: delivery.id };
     if (push.action === "ignore") {
       log("info", "webhook delivery ignored", fields);
       return c.json({ success: true, deployed: false, reason: push.reason }, 200);
     }
-    const result = await appController(c.env, app.id).deployOnPush({ appId: app.id, deployId: uuid(), now: now(), delivery: delivery.id });
+    const key = pushKey(payload) ?? `body ${await sha256Hex(body)}`;
+    const result = await appController(c.env, app.id).deployOnPush({ appId: app.id, deployId: uuid(), now: now(), push: key });
     log("info", "webhook push", { ...fields, outcome: result.outcome });
-    if (result.outcome === "duplicate") return c.json({ success: true, deployed: false, reason: "This delivery was received before; it does not deploy twice." }, 200);
+    if (result.outcome === "duplicate") return c.json({ success: true, deployed: false, reason: REPLAYED_PUSH }, 200);
     if (result.outcome === "refused") throw new ApiError(result.code as ErrorCode, result.message);
     const deploy = await getDeploy(c.env, app.id, result.deployId);
     return c.json({ success: true, deployed: result.outcome === "started", deploy: deploy ? viewDeploy(deploy, app) : { id: result.deployId, status: "building" } }, 202);

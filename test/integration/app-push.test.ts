@@ -1,7 +1,7 @@
 import { env, exports as workerExports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SOURCE_TOKEN_UNREADABLE } from "../../src/source/token";
-import { WEBHOOK_RATE } from "../../src/webhooks/route";
+import { REPLAYED_PUSH, WEBHOOK_RATE } from "../../src/webhooks/route";
 import { PUSH_BEFORE_FIRST_DEPLOY } from "../../src/webhooks/push";
 import { signBody } from "../../src/webhooks/signature";
 import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
@@ -282,15 +282,21 @@ describe("POST /webhooks/apps/{id}", { timeout: 60_000 }, () => {
     expect((await waitForDeploy(client, app.id)).latest_deploy).toMatchObject({ status: "live", kind: "push" });
   });
 
-  it("a replayed delivery (same id) does not deploy twice", async () => {
+  it("a replayed push does not deploy twice, under the same delivery id, a new one or none; a new commit does", async () => {
     const { client, app, url, secret } = await liveAppWithSecret();
     const delivery = crypto.randomUUID();
     expect((await deliver(url, secret, { delivery })).status).toBe(202);
     await waitForDeploy(client, app.id);
-    const again = await deliver(url, secret, { delivery });
-    expect(again.status).toBe(200);
-    expect(await again.json()).toEqual({ success: true, deployed: false, reason: "This delivery was received before; it does not deploy twice." });
+    for (const replay of [{ delivery }, { delivery: crypto.randomUUID() }, { delivery: "" }]) {
+      const again = await deliver(url, secret, replay);
+      expect(again.status).toBe(200);
+      expect(await again.json()).toEqual({ success: true, deployed: false, reason: REPLAYED_PUSH });
+    }
     expect(await deploys(client, app.id)).toHaveLength(2);
+    // What was signed decides: the next commit under the old delivery id is a new push.
+    expect((await deliver(url, secret, { delivery, payload: { ref: "refs/heads/main", before: SHA, after: "b".repeat(40) } })).status).toBe(202);
+    await waitForDeploy(client, app.id);
+    expect(await deploys(client, app.id)).toHaveLength(3);
   });
 
   it("a push while a deploy runs answers with the running deploy, as pressing Deploy does", async () => {
@@ -299,7 +305,7 @@ describe("POST /webhooks/apps/{id}", { timeout: 60_000 }, () => {
     const app = await deployed(client, await newApp(client, repository));
     const { url, secret } = await rotate(client, app.id);
     const first = await (await deliver(url, secret)).json<{ deploy: DeployJson }>();
-    const second = await deliver(url, secret);
+    const second = await deliver(url, secret, { payload: { ref: "refs/heads/main", before: SHA, after: "c".repeat(40) } });
     expect(second.status).toBe(202);
     expect(await second.json()).toMatchObject({ deployed: false, deploy: { id: first.deploy.id } });
     await waitForDeploy(client, app.id);
@@ -331,17 +337,20 @@ describe("POST /webhooks/apps/{id}", { timeout: 60_000 }, () => {
     expect(await res.json()).toMatchObject({ success: false, code: "PAYLOAD_TOO_LARGE" });
   });
 
-  it("is rate limited per app: past the burst, 429 with Retry-After; another app is unaffected", async () => {
+  it("unsigned junk spends nothing; signed deliveries are rate limited per app: past the burst, 429 with Retry-After; another app is unaffected", async () => {
     const a = await liveAppWithSecret();
     const b = await liveAppWithSecret();
-    const statuses: number[] = [];
-    for (let i = 0; i <= WEBHOOK_RATE.burst; i++) statuses.push((await deliver(a.url, `${a.secret}-wrong`)).status);
-    expect(statuses.slice(0, WEBHOOK_RATE.burst).every((s) => s === 401)).toBe(true);
-    const limited = await deliver(a.url, a.secret);
+    for (let i = 0; i < WEBHOOK_RATE.burst * 2; i++) expect((await deliver(a.url, `${a.secret}-wrong`)).status).toBe(401);
+    // The forge's own deliveries still have the whole burst (pushes to another branch: 200, nothing done).
+    const other = { payload: { ref: "refs/heads/other", after: SHA } };
+    for (let i = 0; i < WEBHOOK_RATE.burst; i++) expect((await deliver(a.url, a.secret, other)).status).toBe(200);
+    // One more is refused (a slow machine may have earned back a call or two meanwhile).
+    let limited = await deliver(a.url, a.secret, other);
+    for (let i = 0; i < 3 && limited.status === 200; i++) limited = await deliver(a.url, a.secret, other);
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get("Retry-After"))).toBeGreaterThan(0);
     expect(await limited.json()).toMatchObject({ success: false, code: "RATE_LIMIT_EXCEEDED" });
-    expect((await deliver(b.url, b.secret, { payload: { ref: "refs/heads/other" } })).status).toBe(200);
+    expect((await deliver(b.url, b.secret, other)).status).toBe(200);
   });
 
   it("an unknown app or a malformed id answers 404; GET answers 405", async () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { PUSH_BEFORE_FIRST_DEPLOY, REMEMBERED_DELIVERIES, pushDecision, pushRefusal, rememberDelivery } from "../../src/webhooks/push";
+import { PUSH_BEFORE_FIRST_DEPLOY, REMEMBERED_PUSHES, pushDecision, pushKey, pushRefusal, rememberPush } from "../../src/webhooks/push";
 import type { Forge } from "../../src/webhooks/signature";
 
 // Deploy on push: "A push to the deploy branch starts a deploy, exactly as pressing Deploy does
@@ -37,6 +37,21 @@ describe("pushDecision", () => {
   });
 });
 
+describe("pushKey: a push is known by what its signature covers, never by its delivery id", () => {
+  const BEFORE = "a".repeat(40);
+  it.each<[string, unknown, string | null]>([
+    ["ref, before and after", { ref: "refs/heads/main", before: BEFORE, after: SHA }, `refs/heads/main ${BEFORE} ${SHA}`],
+    ["a new branch (no before)", { ref: "refs/heads/main", after: SHA }, `refs/heads/main - ${SHA}`],
+    ["a before that is not a commit", { ref: "refs/heads/main", before: "HEAD~1", after: SHA }, `refs/heads/main - ${SHA}`],
+    ["a push back to an earlier commit is another push", { ref: "refs/heads/main", before: SHA, after: BEFORE }, `refs/heads/main ${SHA} ${BEFORE}`],
+    ["no usable after: the body's digest decides", { ref: "refs/heads/main", after: "HEAD" }, null],
+    ["no ref", { after: SHA }, null],
+    ["not an object", "push", null],
+  ])("%s", (_name, payload, key) => {
+    expect(pushKey(payload)).toBe(key);
+  });
+});
+
 describe("pushRefusal (billing rule 1: a push never creates a first charge)", () => {
   it.each<[string, { firstDeployAt: number | null; billingCharged: boolean }, boolean]>([
     ["never deployed", { firstDeployAt: null, billingCharged: false }, true],
@@ -47,33 +62,33 @@ describe("pushRefusal (billing rule 1: a push never creates a first charge)", ()
   });
 });
 
-describe("rememberDelivery", () => {
+describe("rememberPush", () => {
   it("keeps the newest ids, each once", () => {
-    expect(rememberDelivery(["a", "b"], "c")).toEqual(["a", "b", "c"]);
-    expect(rememberDelivery(["a", "b"], "a")).toEqual(["b", "a"]);
-    const many = Array.from({ length: REMEMBERED_DELIVERIES }, (_, i) => `d${i}`);
-    const next = rememberDelivery(many, "new");
-    expect(next).toHaveLength(REMEMBERED_DELIVERIES);
+    expect(rememberPush(["a", "b"], "c")).toEqual(["a", "b", "c"]);
+    expect(rememberPush(["a", "b"], "a")).toEqual(["b", "a"]);
+    const many = Array.from({ length: REMEMBERED_PUSHES }, (_, i) => `d${i}`);
+    const next = rememberPush(many, "new");
+    expect(next).toHaveLength(REMEMBERED_PUSHES);
     expect(next[0]).toBe("d1");
     expect(next.at(-1)).toBe("new");
   });
 });
 
-describe("rememberDelivery over random delivery sequences (fast-check)", () => {
-  it("holds no id twice, at most REMEMBERED_DELIVERIES, and always the newest distinct ids", () => {
+describe("rememberPush over random delivery sequences (fast-check)", () => {
+  it("holds no id twice, at most REMEMBERED_PUSHES, and always the newest distinct ids", () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: REMEMBERED_DELIVERIES + 50 }).map(String), { maxLength: 600 }), (ids) => {
+      fc.property(fc.array(fc.integer({ min: 0, max: REMEMBERED_PUSHES + 50 }).map(String), { maxLength: 600 }), (ids) => {
         let seen: string[] = [];
         for (const id of ids) {
-          seen = rememberDelivery(seen, id);
+          seen = rememberPush(seen, id);
           expect(new Set(seen).size).toBe(seen.length);
-          expect(seen.length).toBeLessThanOrEqual(REMEMBERED_DELIVERIES);
+          expect(seen.length).toBeLessThanOrEqual(REMEMBERED_PUSHES);
           expect(seen.at(-1)).toBe(id);
         }
         // The newest distinct ids, newest last, are exactly what is remembered.
         const newest: string[] = [];
         for (const id of [...ids].reverse()) if (!newest.includes(id)) newest.push(id);
-        expect(seen).toEqual(newest.slice(0, REMEMBERED_DELIVERIES).reverse());
+        expect(seen).toEqual(newest.slice(0, REMEMBERED_PUSHES).reverse());
       }),
       { numRuns: 100 },
     );
