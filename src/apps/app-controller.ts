@@ -18,7 +18,7 @@ import { type SettingsOutcome, changeAppSettings } from "./service";
 import type { AppSettingsRequest } from "./settings";
 import { type AppRow, deployById, failDeployRecord, getApp, instanceColumns, recordLive, switchApp, updateApp } from "./store";
 import { teardownApp } from "./teardown";
-import type { AppReconcileResult } from "./reconcile";
+import { type AppReconcileResult, recordAppRun } from "./reconcile";
 import { reconcileAppObjects } from "./reconcile-app";
 import { type RollbackResult, prepareRollback, pruneImages, repointStopped, switchRunning } from "./rollback";
 import { renewIfDue, renewalTime } from "../billing/renewal";
@@ -186,6 +186,14 @@ export class AppController extends DurableObject<Env> {
     const current = this.#inFlight();
     if (current?.kind === "deploy" && current.deployId === input.deployId) this.#clear(current);
     await this.#reschedule(Date.now());
+    // A failed change: the reconciler looks at the app now (its instance gone, an object left behind).
+    if (deploy) {
+      try {
+        await recordAppRun(this.env, deploy.appId, input.now, await this.reconcile({ appId: deploy.appId, now: input.now, look: true }));
+      } catch (err) {
+        log("warn", "app not reconciled after a failed deploy", { app_id: deploy.appId, ...describeError(err) });
+      }
+    }
   }
 
   override async alarm(): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * The reconciler: on the Worker's cron, once as `npm start` comes up (POST /admin/api/reconcile),
- * and for one app after a change to it failed, the engine's objects are compared with the records
+ * and for one app after a deploy of it failed (AppController.failDeploy), the engine's objects are compared with the records
  * (src/apps/reconcile-plan.ts). Each app's part runs in its AppController under the change mark
  * (`AppController.reconcile`), which also finishes a change whose runner died with the object;
  * objects of an app with no record that a port row of ours names are removed here. Each run is
@@ -49,10 +49,14 @@ export async function reconcileEngine(env: Env, now: number): Promise<ReconcileS
   return finish(env, { scope: "engine", startedAt: now, actions, extra: { busy, foreign: plan.foreign }, error: null });
 }
 
-/** One app, after a change to it failed: its objects and its records, under its mark. */
+/** One app: its objects and its records, under its mark. */
 export async function reconcileOneApp(env: Env, appId: string, now: number): Promise<ReconcileSummary> {
-  const result = await askController(env, appId, now, true);
-  return finish(env, { scope: appId, startedAt: now, actions: result.outcome === "done" ? result.actions : [], extra: { busy: result.outcome === "busy" ? 1 : 0, foreign: 0 }, error: null });
+  return recordAppRun(env, appId, now, await askController(env, appId, now, true));
+}
+
+/** Records one app's run (its scope is the app id) as its controller answered it. */
+export function recordAppRun(env: Env, appId: string, startedAt: number, result: AppReconcileResult): Promise<ReconcileSummary> {
+  return finish(env, { scope: appId, startedAt, actions: result.outcome === "done" ? result.actions : [], extra: { busy: result.outcome === "busy" ? 1 : 0, foreign: 0 }, error: null });
 }
 
 async function askController(env: Env, appId: string, now: number, look: boolean): Promise<AppReconcileResult> {

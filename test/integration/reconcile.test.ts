@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { appController } from "../../src/apps/app-controller";
 import { APP_ID_LABEL, appImageRepository } from "../../src/apps/launch";
 import { reconcileEngine, reconcileOneApp } from "../../src/apps/reconcile";
+import { lastReconcileRun } from "../../src/apps/reconcile-runs";
 import { createApp } from "../../src/app";
 import { appCharges } from "../../src/billing/ledger";
 import { database } from "../../src/db/client";
@@ -98,6 +99,27 @@ describe("the reconciler", () => {
     for (let i = 0; i < 50 && (await inFlight()) !== null; i++) await new Promise((r) => setTimeout(r, 100));
     expect(await inFlight()).toBeNull();
     expect((await reconcileOneApp(env, app.id, Date.now())).counts).toMatchObject({ restored: 1, busy: 0 });
+  }, 60_000);
+
+  it("looks at the app after a deploy of it failed: a running app whose instance is gone is brought back", async () => {
+    const name = `reconcile-failed-${Date.now() % 100000}`;
+    const client = await signedUpClient();
+    const repository = await publishRepository(name, httpdFiles("<p>still here</p>"));
+    const app = await client.json<AppJson>("POST", "/console/api/apps", { name: "Failing", repository });
+    await client.json("POST", `/console/api/apps/${app.id}/deploy`);
+    expect((await waitForDeploy(client, app.id)).status).toBe("running");
+    const before = (await database(env).select().from(apps).where(eq(apps.id, app.id)).get())!;
+    await runtimeFor(env)!.remove(before.instanceId!);
+    // The next deploy's build fails (the fake engine fails a `RUN false` step).
+    await publishRepository(name, { ...httpdFiles("<p>broken</p>"), Dockerfile: "FROM scratch\nRUN false\n" });
+    await client.json("POST", `/console/api/apps/${app.id}/deploy`);
+    expect((await waitForDeploy(client, app.id)).latest_deploy?.status).toBe("failed");
+    // The controller records the failure, then reconciles: the app's run lands just after.
+    for (let i = 0; i < 100 && !(await lastReconcileRun(env, app.id)); i++) await new Promise((r) => setTimeout(r, 100));
+    const after = (await database(env).select().from(apps).where(eq(apps.id, app.id)).get())!;
+    expect(after.instanceId).not.toBe(before.instanceId);
+    expect(await (await fetch(after.instanceUrl!)).text()).toContain("still here");
+    expect(await lastReconcileRun(env, app.id)).toMatchObject({ scope: app.id, counts: expect.objectContaining({ restored: 1 }) });
   }, 60_000);
 
   it("leaves another control plane's objects alone, and the runtime report shows the run and the ledger", async () => {
