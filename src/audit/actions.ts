@@ -19,6 +19,7 @@ export interface AuditRoute {
 
 type Entry = [method: string, pattern: string, route: AuditRoute];
 
+/** An app route of the JSON API and the same change as a page form (forms always post). */
 const app = (action: string, path: string, method = "POST"): Entry[] => [
   [method, `/console/api/apps/:id${path}`, { action, resource: "app", param: "id" }],
   ["POST", `/console/apps/:id${path}`, { action, resource: "app", param: "id" }],
@@ -80,7 +81,6 @@ export const AUDITED_ROUTES: readonly Entry[] = [
   ["POST", "/webhooks/apps/:id", { action: "app.deploy.push", resource: "app", param: "id", via: "webhook" }],
   // An app's environment, webhook secret and source token.
   ...app("env.save", "/env", "PUT"),
-  ["POST", "/console/apps/:id/env", { action: "env.save", resource: "app", param: "id" }],
   ...app("env.save", "/env/paste"),
   ...app("webhook.rotate", "/webhook/rotate"),
   ["POST", "/console/apps/:id/source-token", { action: "source_token.set", resource: "app", param: "id" }],

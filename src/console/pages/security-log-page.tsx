@@ -126,7 +126,7 @@ function SecurityLogPage(props: Props) {
         {props.entries.length === 0 ? (
           <EmptyState title="No entries">Nothing matches these filters.</EmptyState>
         ) : (
-          <div class="table-wrap">
+          <div class="table-wrap" tabindex={0} role="region" aria-label="Security log entries, scrolls sideways">
             <table id="audit-entries">
               <thead>
                 <tr>
