@@ -20,12 +20,12 @@ export const E2E_OPERATOR_TOKEN = "e2e-operator-token-0123456789abcdefghijkl";
  * A switch's old instance drains 2 s and gets 2 s to exit in these tests (deploys end sooner);
  * the drain test sets its own.
  */
-const E2E_RETIRE = { DRAIN_SECONDS: "2", STOP_GRACE_SECONDS: "2" };
+export const E2E_RETIRE = { DRAIN_SECONDS: "2", STOP_GRACE_SECONDS: "2" };
 
 /** Starts the Worker with test secrets and the given variable overrides. */
-export async function startWorker(vars: Record<string, string> = {}): Promise<Worker> {
+export async function startWorker(vars: Record<string, string> = {}, options: { testScheduled?: boolean } = {}): Promise<Worker> {
   const persistTo = mkdtempSync(join(tmpdir(), "control-plane-e2e-"));
-  const server = await startDevServer({ persistTo, vars: { ...generateSecrets(), OPERATOR_TOKEN: E2E_OPERATOR_TOKEN, ALLOW_LOCAL_SOURCES: "true", ...E2E_RETIRE, ...vars } });
+  const server = await startDevServer({ persistTo, ...options, vars: { ...generateSecrets(), OPERATOR_TOKEN: E2E_OPERATOR_TOKEN, ALLOW_LOCAL_SOURCES: "true", ...E2E_RETIRE, ...vars } });
   return {
     ...server,
     persistTo,
@@ -69,7 +69,7 @@ function localD1File(persistTo: string): string {
  * label), networks and images. Apps a test did not delete (another account's, or a delete a test
  * expects to fail) would otherwise outlive the run; the engine hands out about 30 bridge networks.
  */
-async function removeEngineObjects(appIds: string[]): Promise<void> {
+export async function removeEngineObjects(appIds: string[]): Promise<void> {
   const docker = (args: string[]) => promisify(execFile)("docker", args).then((r) => r.stdout.split("\n").filter(Boolean), () => [] as string[]);
   for (const id of appIds) {
     const containers = await docker(["ps", "-aq", "--filter", `label=control-plane.app_id=${id}`]);
