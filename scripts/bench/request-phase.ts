@@ -32,6 +32,7 @@ import type { BenchOptions } from "./options";
 import { type ResultRow, row, withFloor } from "./report";
 import { type BenchAccount, createAccount, createDatabase, startExport, waitUntilReady } from "./worker-client";
 import { type WrkResult, wrk } from "./wrk";
+import { METRICS_OFF_SUBJECT } from "./goals";
 
 type Output = Pick<BenchContext, "log" | "progress" | "note" | "check">;
 
@@ -123,6 +124,31 @@ function p50s(replies: Reply[]): number {
   );
 }
 
+/** One pair's wrk runs, ours and the floor in turns, as its requests/s, p50 and p99 rows. */
+async function measurePair(options: BenchOptions, p: Pair, out: Output): Promise<ResultRow[]> {
+  const connections = options.wrkConnections;
+  const seconds = options.wrkSeconds;
+  const mine: WrkResult[] = [];
+  const theirs: WrkResult[] = [];
+  for (let run = 1; run <= options.runs; run++) {
+    out.progress(`requests: ${p.subject}, run ${run}/${options.runs}`);
+    mine.push(await wrk({ ...p.ours, connections, seconds }));
+    theirs.push(await wrk({ ...p.floor, connections, seconds }));
+  }
+  const right = (r: WrkResult) => r.errors === 0 && (p.expect === "2xx" ? r.non2xx === 0 : r.non2xx === r.requests);
+  out.check(
+    `${p.subject}: every reply as expected`,
+    mine.every(right) && theirs.every((r) => r.errors === 0 && r.non2xx === 0),
+    `ours ${mine.map((r) => `${r.requests} requests, ${r.non2xx} not 2xx, ${r.errors} errors`).join("; ")} | floor ${theirs.map((r) => `${r.requests}, ${r.non2xx}, ${r.errors}`).join("; ")}`,
+  );
+  const who = `wrk, ${connections} connections`;
+  return [
+    withFloor(row(p.subject, `requests/s (${who})`, mine.map((r) => r.rps), p.floorName, theirs.map((r) => r.rps), "higher"), p.floorName, theirs.map((r) => r.rps)),
+    withFloor(row(p.subject, `p50, ms (${who})`, mine.map((r) => r.p50), p.floorName, theirs.map((r) => r.p50), "lower"), p.floorName, theirs.map((r) => r.p50)),
+    withFloor(row(p.subject, `p99, ms (${who})`, mine.map((r) => r.p99), p.floorName, theirs.map((r) => r.p99), "lower"), p.floorName, theirs.map((r) => r.p99)),
+  ];
+}
+
 /**
  * Runs the request rows with their own wrangler dev pair (ours with the engine behind it, and the
  * floor Worker), then stops them. Returns the rows.
@@ -196,27 +222,7 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
       await wrk({ ...p.floor, connections, seconds: 1 });
     }
     const rows: ResultRow[] = [];
-    for (const p of pairs) {
-      const mine: WrkResult[] = [];
-      const theirs: WrkResult[] = [];
-      for (let run = 1; run <= options.runs; run++) {
-        progress(`requests: ${p.subject}, run ${run}/${options.runs}`);
-        mine.push(await wrk({ ...p.ours, connections, seconds }));
-        theirs.push(await wrk({ ...p.floor, connections, seconds }));
-      }
-      const right = (r: WrkResult) => r.errors === 0 && (p.expect === "2xx" ? r.non2xx === 0 : r.non2xx === r.requests);
-      check(
-        `${p.subject}: every reply as expected`,
-        mine.every(right) && theirs.every((r) => r.errors === 0 && r.non2xx === 0),
-        `ours ${mine.map((r) => `${r.requests} requests, ${r.non2xx} not 2xx, ${r.errors} errors`).join("; ")} | floor ${theirs.map((r) => `${r.requests}, ${r.non2xx}, ${r.errors}`).join("; ")}`,
-      );
-      const who = `wrk, ${connections} connections`;
-      rows.push(
-        withFloor(row(p.subject, `requests/s (${who})`, mine.map((r) => r.rps), p.floorName, theirs.map((r) => r.rps), "higher"), p.floorName, theirs.map((r) => r.rps)),
-        withFloor(row(p.subject, `p50, ms (${who})`, mine.map((r) => r.p50), p.floorName, theirs.map((r) => r.p50), "lower"), p.floorName, theirs.map((r) => r.p50)),
-        withFloor(row(p.subject, `p99, ms (${who})`, mine.map((r) => r.p99), p.floorName, theirs.map((r) => r.p99), "lower"), p.floorName, theirs.map((r) => r.p99)),
-      );
-    }
+    for (const p of pairs) rows.push(...(await measurePair(options, p, out)));
 
     // Start export under concurrent clients: each start on a database of its own (no 429).
     const clients = options.clients;
@@ -250,6 +256,17 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
         floorHealthz,
       ),
     );
+    // What counting an app's requests costs (docs/metrics.md): the same proxy rows again with
+    // METRICS_COLLECTION off, on the same state and port, each run against the floor in turns as
+    // before, so the two are compared through their ratios to the floor (the goal line).
+    const appPair = pairs.find((p) => p.subject.startsWith("App through the proxy"));
+    if (appPair) {
+      progress("requests: restarting the control plane with metrics collection off");
+      await ours.stop();
+      ours = await startDevServer({ persistTo, port: ours.port, vars: { ...workerVars(engine?.url ?? "", secrets), EXPORT_COOLDOWN_SECONDS: "0", METRICS_COLLECTION: "false" } });
+      await wrk({ ...appPair.ours, connections: options.wrkConnections, seconds: 1 });
+      rows.push(...(await measurePair(options, { ...appPair, subject: METRICS_OFF_SUBJECT }, out)));
+    }
     return rows;
   } finally {
     if (app) await app.remove().catch((err: Error) => note(`The bench app's Delete failed: ${err.message}`));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { judgeGoals } from "../../scripts/bench/goals";
+import { METRICS_OFF_SUBJECT, judgeGoals } from "../../scripts/bench/goals";
 import type { ResultRow, Summary } from "../../scripts/bench/report";
 
 /** The goals of the performance work, judged from a run's rows: met, not met, or not measured. */
@@ -15,7 +15,7 @@ const verdicts = (rows: ResultRow[]) => Object.fromEntries(judgeGoals(rows).map(
 
 describe("bench goals", () => {
   it.each([
-    ["nothing measured", [], { healthz: "not measured", App: "not measured", Poll: "not measured", Start: "not measured", Export: "not measured", Worker: "not measured" }],
+    ["nothing measured", [], { healthz: "not measured", App: "not measured", Poll: "not measured", Metrics: "not measured", Start: "not measured", Export: "not measured", Worker: "not measured" }],
     ["requests at 0.9 of the floor and over", [requestRow("/healthz", 0.9), requestRow("App through the proxy (busybox httpd)", 0.95)], { healthz: "met", App: "met" }],
     ["one poll below 0.9 fails the poll goal", [requestRow("Poll of a signed link, export pending (503)", 0.95), requestRow("Poll of a signed link, ready (200, small archive)", 0.89)], { Poll: "not met" }],
     ["start at 2x /healthz is met, over it not", [row("Start export of an empty database (50 clients)", "p50, ms", 2, "our /healthz, same clients")], { Start: "met" }],
@@ -26,6 +26,9 @@ describe("bench goals", () => {
     ["one shape below", [row("Export narrow rows, 2,000,000", "throughput, MB/s of raw data", 0.73), row("Export 50 MB", "archive size, MB", 0.5)], { Export: "not met" }],
     ["isolate judged on its highest run", [row("Isolate 50 MB", "Worker isolate peak during export, JS heap + ArrayBuffers, MB", 1, "goal", { median: 60, min: 50, max: 70, runs: [50, 60, 70] })], { Worker: "not met" }],
     ["isolate within 64 MB at every size", ["Isolate 50 MB", "Isolate 200 MB", "Isolate 1 GB"].map((subject) => row(subject, "Worker isolate peak during download, JS heap + ArrayBuffers, MB", 1, "goal", s(64))), { Worker: "met" }],
+    ["metrics on at 0.95 of off, through the floor ratios", [requestRow("App through the proxy (busybox httpd)", 0.95), requestRow(METRICS_OFF_SUBJECT, 1.0)], { App: "met", Metrics: "met" }],
+    ["metrics on below 0.95 of off", [requestRow("App through the proxy (busybox httpd)", 0.93), requestRow(METRICS_OFF_SUBJECT, 1.0)], { App: "met", Metrics: "not met" }],
+    ["metrics off not measured", [requestRow("App through the proxy (busybox httpd)", 0.95)], { Metrics: "not measured" }],
     ["isolate within 64 MB at small sizes only", [row("Isolate 16 MB", "Worker isolate peak during export, JS heap + ArrayBuffers, MB", 1, "goal", s(40))], { Worker: "not measured" }],
   ] as [string, ResultRow[], Record<string, string>][])("%s", (_name, rows, expected) => {
     expect(verdicts(rows)).toMatchObject(expected);
