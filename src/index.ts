@@ -3,6 +3,7 @@ import { createApp } from "./app";
 import { sweepAudit } from "./auth/audit-store";
 import { sweepPasskeyChallenges } from "./auth/passkeys";
 import { DEPLOY_DLQ, DEPLOY_QUEUE, handleDeployBatch } from "./apps/deploy-job";
+import { watchInstanceDisks } from "./apps/disk-watch";
 import { reconcileEngine } from "./apps/reconcile";
 import { getConfig } from "./config";
 import { handleExportBatch } from "./exports/job";
@@ -38,5 +39,7 @@ export default {
     await sweepPasskeyChallenges(env, defaultDeps.now());
     // The engine against the records: orphans removed, apps that should run brought back (src/apps/reconcile.ts).
     await reconcileEngine(env, defaultDeps.now());
+    // Instances past their plan's disk allowance restarted fresh (src/apps/disk-watch.ts).
+    await watchInstanceDisks(env, defaultDeps.now());
   },
 } satisfies ExportedHandler<Env>;

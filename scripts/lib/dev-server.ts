@@ -66,6 +66,8 @@ export interface DevServerOptions {
   port?: number;
   /** Where local D1, R2 and Durable Object data live (wrangler's `--persist-to`). */
   persistTo?: string;
+  /** GET /__scheduled runs the cron's work at once (tests of scheduled work; off elsewhere, as deployed). */
+  testScheduled?: boolean;
   /** Extra variables (`--var`), overriding wrangler.toml and `.dev.vars`. */
   vars?: Record<string, string>;
   /** Show wrangler's own output (npm start) or keep it for error reports (tests). */
@@ -100,6 +102,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     "--port", String(port),
     "--inspector-port", String(inspectorPort),
     "--show-interactive-dev-session=false",
+    ...(options.testScheduled ? ["--test-scheduled"] : []),
     ...(options.config ? ["--config", options.config] : []),
     ...(options.persistTo ? ["--persist-to", options.persistTo] : []),
     ...Object.entries(options.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]),

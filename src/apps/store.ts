@@ -313,6 +313,12 @@ export async function reconcileRecords(env: Env, appId?: string) {
   return { apps: rows, deploys: images };
 }
 
+/** Running apps and their instances: what the disk watchdog measures (src/apps/disk-watch.ts). */
+export async function servingApps(env: Env): Promise<{ id: string; plan: string; instanceId: string }[]> {
+  const rows = await database(env).select({ id: apps.id, plan: apps.plan, instanceId: apps.instanceId }).from(apps).where(eq(apps.status, "running"));
+  return rows.flatMap((r) => (r.instanceId ? [{ id: r.id, plan: r.plan, instanceId: r.instanceId }] : []));
+}
+
 /** Every image and instance the app's deploys name, for Delete. */
 export async function deployArtifacts(env: Env, appId: string): Promise<{ image: string | null; instanceId: string | null }[]> {
   return database(env).select({ image: deploys.image, instanceId: deploys.instanceId }).from(deploys).where(eq(deploys.appId, appId));
@@ -420,6 +426,8 @@ export interface AppView {
   billing: BillingView;
   /** The serving instance's process as the engine reports it; null when none serves (or the engine is not reachable). */
   instance: InstanceView | null;
+  /** Why the control plane last restarted the instance fresh, and when (src/apps/disk-watch.ts); null: never. */
+  last_restart: { at: string; reason: string } | null;
   /** The app's health check settings, and what the periodic checks found (src/apps/health.ts). */
   health_check: ReturnType<typeof viewHealthCheck>;
   health: HealthView;
@@ -503,6 +511,7 @@ export function viewApp(row: AppRow, latest: DeployRow | undefined, appsDomain: 
     env: viewEnvState(row),
     billing: viewBilling(row),
     instance,
+    last_restart: row.lastRestart ? { at: iso(row.lastRestart.at), reason: row.lastRestart.reason } : null,
     health_check: viewHealthCheck(row.healthCheck),
     health: viewHealth(row),
     source_token_set: row.sourceToken !== null,

@@ -218,6 +218,8 @@ export const apps = sqliteTable(
     healthCheck: text("health_check", { mode: "json" }).$type<HealthCheckSettings>(),
     /** What the controller's periodic checks found of the serving instance. */
     health: text("health", { mode: "json" }).$type<HealthRecord>(),
+    /** Why the control plane last restarted the instance fresh (src/apps/disk-watch.ts), and when. */
+    lastRestart: text("last_restart", { mode: "json" }).$type<{ at: number; reason: string }>(),
     /** The forge access token for a private repository, sealed (src/source/token.ts); never shown again. */
     sourceToken: text("source_token", { mode: "json" }).$type<SealedSecret>(),
     /** The secret that signs deliveries to the app's webhook, sealed (src/webhooks/secret.ts). */

@@ -233,6 +233,13 @@ export class DockerRuntime implements ContainerRuntime {
     await this.drain(this.client.request("DELETE", `/images/${imagePath(image)}`, { query: { force: "1" }, accept: [404] }));
   }
 
+  /** `GET /containers/json?size=1`: `SizeRw` is the writable layer's size (the engine walks it, so this is slow). */
+  async writableBytes(label: string): Promise<{ id: string; bytes: number }[]> {
+    const filters = JSON.stringify({ label: [label], status: ["running"] });
+    const { body } = await this.client.json<{ Id: string; SizeRw?: number }[]>("GET", "/containers/json", { query: { size: "1", filters }, untimed: true });
+    return body.map((c) => ({ id: c.Id, bytes: c.SizeRw ?? 0 }));
+  }
+
   async instances(labels: Record<string, string>): Promise<string[]> {
     const filters = JSON.stringify({ label: Object.entries(labels).map(([key, value]) => `${key}=${value}`) });
     const { body } = await this.client.json<{ Id: string }[]>("GET", "/containers/json", { query: { all: "1", filters } });

@@ -141,6 +141,21 @@ export const RUNTIME_SETTINGS = {
       ctx.addIssue({ code: "custom", message: `SWARM_ENCRYPT_NETWORKS must be true or false, got "${raw}"` });
       return z.NEVER;
     }),
+  /**
+   * For tests only: the disk allowance of every instance in bytes, in place of its plan's (0: the
+   * plan's, src/apps/plans.ts `diskGb`), so a test need not write gigabytes.
+   */
+  DISK_ALLOWANCE_OVERRIDE_BYTES: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = (raw ?? "").trim() || "0";
+      if (!/^\d{1,15}$/.test(text)) {
+        ctx.addIssue({ code: "custom", message: `DISK_ALLOWANCE_OVERRIDE_BYTES must be a whole number of bytes (0: each plan's own), got "${raw}"` });
+        return z.NEVER;
+      }
+      return Number(text);
+    }),
   /** Host ports instances publish on, `<first>-<last>`; the node proxy passes only these. */
   INSTANCE_PORT_RANGE: z
     .string()
@@ -167,6 +182,7 @@ export const RUNTIME_SETTING_DEFAULTS = {
   SWARM_CONSTRAINTS: [] as string[],
   SWARM_PROBE_IMAGE: "",
   SWARM_ENCRYPT_NETWORKS: true,
+  DISK_ALLOWANCE_OVERRIDE_BYTES: 0,
 } as const;
 
 interface RuntimeConfig {

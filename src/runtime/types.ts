@@ -292,6 +292,11 @@ export interface ContainerRuntime {
   replace?(id: string, spec: InstanceSpec): Promise<Instance>;
   /** Puts instance `id` back on what it ran before the last `replace` (a new generation that did not answer). */
   revert?(id: string): Promise<void>;
+  /**
+   * Every running instance that has the label `label` (any value), with the bytes its writable layer
+   * holds (what it wrote to its own filesystem); a one-engine adapter's (src/apps/disk-watch.ts).
+   */
+  writableBytes?(label: string): Promise<{ id: string; bytes: number }[]>;
   /** Whether a plan's memory fits on the engine's machines now (checked before an app's first deploy). */
   capacity?(memoryBytes: number): Promise<{ fits: true } | { fits: false; message: string }>;
 }

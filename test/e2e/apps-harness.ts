@@ -27,13 +27,14 @@ export interface AppsStack {
   stop(): Promise<void>;
 }
 
-export async function startAppsStack(vars: Record<string, string> = {}): Promise<AppsStack> {
+/** `testScheduled`: GET /__scheduled on the Worker runs its cron's work at once. */
+export async function startAppsStack(vars: Record<string, string> = {}, options: { testScheduled?: boolean } = {}): Promise<AppsStack> {
   if (!(await dockerSocketAvailable())) {
     throw new Error("No Docker engine answers at /var/run/docker.sock: install docker.io and start dockerd (bash .ci/run does both).");
   }
   const forgeRoot = mkdtempSync(join(tmpdir(), "control-plane-forge-"));
   const [engine, forge, dns] = await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot, port: 0 }), startDevDns()]);
-  const worker = await startWorker({ RUNTIME_URL: engine.url, PROBE_TIMEOUT_SECONDS: "8", DNS_RESOLVER_URL: dns.resolverUrl, ...vars });
+  const worker = await startWorker({ RUNTIME_URL: engine.url, PROBE_TIMEOUT_SECONDS: "8", DNS_RESOLVER_URL: dns.resolverUrl, ...vars }, options);
   return {
     worker,
     forgeUrl: forge.url,

@@ -72,7 +72,7 @@ describe("console pages: apps", () => {
     expect(inputValue(form, "f-branch")).toBe("main");
     expect(inputValue(form, "f-dockerfile_path")).toBe("Dockerfile");
     expect(form).toContain("<legend>Plan</legend>");
-    expect(form).toContain("<strong>Lite</strong> <span class=\"muted\">256 MB memory · 0.25 CPU · 1,200 DA per month</span>");
+    expect(form).toContain("<strong>Lite</strong> <span class=\"muted\">256 MB memory · 0.25 CPU · 2 GB disk · 1,200 DA per month</span>");
     expect(form).toMatch(/<input type="radio" name="plan" value="lite" checked=""\/>/);
 
     for (const [subdomain, message] of [

@@ -59,6 +59,7 @@ describe("parseConfig", () => {
       SWARM_CONSTRAINTS: [],
       SWARM_PROBE_IMAGE: "",
       SWARM_ENCRYPT_NETWORKS: true,
+      DISK_ALLOWANCE_OVERRIDE_BYTES: 0,
     });
   });
 

@@ -33,6 +33,7 @@ describe("engine settings", () => {
     ["placement constraints", { SWARM_CONSTRAINTS: "node.labels.apps==on, node.role!=manager" }],
     ["a probe image in the registry", { SWARM_PROBE_IMAGE: "registry.example.net:5000/probe:1" }],
     ["unencrypted app networks on a swarm", { SWARM_ENCRYPT_NETWORKS: "false" }],
+    ["a test's small disk allowance", { DISK_ALLOWANCE_OVERRIDE_BYTES: "10485760" }],
   ] as [string, Record<string, unknown>][])("accepts %s", (_name, vars) => {
     expect(() => parseConfig({ ...secrets, ...vars })).not.toThrow();
   });
@@ -56,6 +57,7 @@ describe("engine settings", () => {
     ["a constraint that is not one", { SWARM_CONSTRAINTS: "node.labels.apps" }, /SWARM_CONSTRAINTS must be comma-separated placement constraints such as node.labels.apps==on, got "node.labels.apps"/],
     ["a constraint with a shell in it", { SWARM_CONSTRAINTS: "node.role==$(id)" }, /SWARM_CONSTRAINTS must be/],
     ["a probe image with a space in it", { SWARM_PROBE_IMAGE: "busybox; id" }, /SWARM_PROBE_IMAGE must be an image reference such as registry\.example\.net\/probe:1, got "busybox; id"/],
+    ["a disk allowance that is not a number of bytes", { DISK_ALLOWANCE_OVERRIDE_BYTES: "10MB" }, /DISK_ALLOWANCE_OVERRIDE_BYTES must be a whole number of bytes \(0: each plan's own\), got "10MB"/],
     ["an encryption switch that is neither true nor false", { SWARM_ENCRYPT_NETWORKS: "maybe" }, /SWARM_ENCRYPT_NETWORKS must be true or false, got "maybe"/],
   ] as [string, Record<string, unknown>, RegExp][])("refuses %s", (_name, vars, message) => {
     expect(() => parseConfig({ ...secrets, ...vars })).toThrow(message);

@@ -44,11 +44,11 @@ export const shortId = (id: string) => id.slice(0, 8);
 /** A plan's name as shown (`Lite`); an unknown id is shown as stored. */
 export const planLabel = (plan: string) => (plan in PLANS ? PLANS[plan as PlanId].label : plan);
 
-/** What a plan gives and costs: `256 MB memory · 0.25 CPU · 1,200 DA per month`. */
+/** What a plan gives and costs: `256 MB memory · 0.25 CPU · 2 GB disk · 1,200 DA per month`. */
 export function planSummary(plan: PlanId): string {
-  const { memoryMb, cpus, priceDa } = PLANS[plan];
+  const { memoryMb, cpus, diskGb, priceDa } = PLANS[plan];
   const memory = memoryMb >= 1024 ? `${memoryMb / 1024} GB` : `${memoryMb} MB`;
-  return `${memory} memory · ${cpus} CPU · ${priceDa.toLocaleString("en-US")} DA per month`;
+  return `${memory} memory · ${cpus} CPU · ${diskGb} GB disk · ${priceDa.toLocaleString("en-US")} DA per month`;
 }
 
 /** The plans as radio buttons, each naming its limits and monthly price. */

@@ -90,6 +90,11 @@ export function AppPage(props: AppPageProps) {
           <AppStatusBadge status={app.status} />
         </div>
         <InstanceNotice instance={app.instance} />
+        {app.last_restart && (
+          <p class="notice" data-last-restart="">
+            {app.last_restart.reason} <span class="muted">(<DateTime iso={app.last_restart.at} locale={viewer.locale} />)</span>
+          </p>
+        )}
         {builtWhileStopped(app) && (
           <p class="notice" data-built-stopped="">
             {BUILT_STOPPED}
