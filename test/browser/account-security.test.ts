@@ -39,7 +39,7 @@ async function signIn(p: Page, code?: string) {
   await p.getByLabel("Email").fill(email);
   await p.getByLabel("Password", { exact: true }).fill(PASSWORD);
   if (code !== undefined) await p.getByLabel("Code from your authenticator app").fill(code);
-  await p.getByRole("button", { name: "Sign in" }).click();
+  await p.getByRole("button", { name: "Sign in", exact: true }).click();
 }
 
 describe("two-step sign-in, sessions and password on the profile page", () => {
