@@ -445,13 +445,16 @@ export class AppController extends DurableObject<Env> {
   }
 
   /**
-   * The reconciler's step for this app (src/apps/reconcile.ts), under the change mark. While a
-   * change is in flight it answers `busy` and has the alarm look at that change's runner now (one
-   * lost with a restart of this object is ended there). With `look`, the app's objects on the engine
-   * are compared with its records as they are now and put right; a running app whose instance is
-   * gone gets a new one of its live image through the one launch path, its billing untouched.
+   * The reconciler's step for this app (src/apps/reconcile.ts), under the change mark. It sets the
+   * object's alarm when none is set; while a change is in flight it answers `busy` and has the
+   * alarm look at that change's runner now (one lost with a restart of this object is ended
+   * there). With `look`, the app's objects on the engine are compared with its records as they are
+   * now and put right; a running app whose instance is gone gets a new one of its live image
+   * through the one launch path, its billing untouched.
    */
   async reconcile(input: { appId: string; now: number; look: boolean }): Promise<AppReconcileResult> {
+    // A restart must not leave the object without its alarm (the ledger's drain, a runner's watch).
+    if ((await this.ctx.storage.getAlarm()) === null) await this.#reschedule(Date.now());
     if (this.#inFlight()) {
       await this.ctx.storage.setAlarm(Date.now());
       return { outcome: "busy" };

@@ -39,7 +39,7 @@ describe("GET /admin/api/runtime", () => {
   it("says apps cannot be deployed when no engine is set", async () => {
     const res = await report({ RUNTIME_URL: "" });
     expect(res.status).toBe(200);
-    // With what survives a crash (docs/operations.md): the retire ledger and the reconciler's last runs.
+    // With what survives a crash (README, Operations): the retire ledger and the reconciler's last runs.
     expect(await res.json()).toEqual({ kind: null, api_version: null, problems: [NO_ENGINE], retire_ledger: { length: 0 }, reconciler: { last_run: null, last_engine_run: null } });
   });
 

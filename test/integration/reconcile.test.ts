@@ -17,7 +17,7 @@ import { engineKey, portRows } from "../../src/runtime/ports";
 import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
 import { ORIGIN } from "./helpers";
 
-// The reconciler (docs/operations.md) against the fake Docker Engine at its HTTP boundary: what no
+// The reconciler (README, Operations) against the fake Docker Engine at its HTTP boundary: what no
 // record explains goes once it is older than RECONCILE_GRACE_SECONDS and no change to its app is in
 // flight; a running app whose instance is gone is brought back through the one launch path with
 // its billing untouched; another control plane's objects on the same engine are left alone.
