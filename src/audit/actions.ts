@@ -185,3 +185,9 @@ export function envChanges(before: readonly { key: string; value: string }[], af
   for (const key of old.keys()) if (!now.has(key)) out.push(`removed:${key}`);
   return out;
 }
+
+/** An SQL run's audit fields: how many statements ran and how many rows they wrote (never the SQL). */
+export function sqlRunFields(results: readonly { rows_written?: unknown }[]): string[] {
+  const writes = results.reduce((n, r) => n + (typeof r.rows_written === "number" ? r.rows_written : 0), 0);
+  return [`statements:${results.length}`, `rows_written:${writes}`];
+}

@@ -11,7 +11,7 @@ import { ApiError } from "../http/errors";
 import { log } from "../http/log";
 import "./note";
 import { readDelivery } from "../webhooks/signature";
-import { type AuditMatch, type ResourceKind, codeForStatus, envChanges, fieldNames, isRecorded, matchAuditRoute } from "./actions";
+import { type AuditMatch, type ResourceKind, codeForStatus, envChanges, fieldNames, isRecorded, matchAuditRoute, sqlRunFields } from "./actions";
 
 /** What is known before the handler runs: the account, the resource's name, an env set to compare. */
 interface Before {
@@ -173,10 +173,9 @@ async function fieldsOf(
     const after = await readEnv(c.env, match.params.id!);
     return after ? envChanges(before.env, after.variables) : [];
   }
-  if (action === "database.sql" && Array.isArray(reply?.results)) {
-    const writes = (reply.results as { rows_written?: unknown }[]).reduce((n, r) => n + (typeof r.rows_written === "number" ? r.rows_written : 0), 0);
-    return [`statements:${reply.results.length}`, `rows_written:${writes}`];
-  }
+  const noted = c.get("auditFields");
+  if (noted) return noted;
+  if (action === "database.sql" && Array.isArray(reply?.results)) return sqlRunFields(reply.results as { rows_written?: unknown }[]);
   return fieldNames(body);
 }
 

@@ -27,7 +27,7 @@ beforeAll(async () => {
     options: { protocol: "ctap2", transport: "internal", hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
   });
   // A busy machine starts wrangler dev slowly (migrations, then the runtime).
-}, 400_000);
+}, 600_000);
 
 afterAll(async () => {
   await browser?.close();

@@ -109,21 +109,23 @@ describe("audit log", { timeout: 120_000 }, () => {
     const pageDb = await page.post("/console/databases", { name: "from-page" });
     const pageDbId = /([0-9a-f-]{36})$/.exec(pageDb.headers.get("Location")!)![1]!;
     await page.post(`/console/databases/${pageDbId}/exports`, {});
+    expect((await page.post(`/console/databases/${pageDbId}/sql`, { sql: "CREATE TABLE p (x TEXT); INSERT INTO p VALUES ('page-sql-value')" })).status).toBe(200);
 
     entries = await allEntries(client);
     expect(find(entries, "token.create")).toMatchObject({ resource: { kind: "token", id: token.id, name: "ci box" }, fields: ["name"] });
     expect(find(entries, "token.revoke")).toMatchObject({ resource: { id: token.id, name: "ci box" }, outcome: { result: "done" } });
     expect(find(entries, "database.create")).toMatchObject({ resource: { kind: "database", name: "from-page", id: pageDbId } });
-    const sql = find(entries, "database.sql")!;
+    const sql = entries.find((e) => e.action === "database.sql" && e.resource.id === db.id)!;
     expect(sql.resource).toMatchObject({ id: db.id, name: "orders" });
     // The count of rows written as SQLite reports it (the CREATE writes the schema too).
     expect(sql.fields).toEqual(["statements:2", expect.stringMatching(/^rows_written:[2-9]$/)]);
+    expect(entries.find((e) => e.action === "database.sql" && e.resource.id === pageDbId)!.fields).toEqual(["statements:2", expect.stringMatching(/^rows_written:[1-9]$/)]);
     expect(entries.filter((e) => e.action === "database.export").map((e) => e.actor.kind).sort()).toEqual(["session", "token"]);
     expect(find(entries, "database.export")!.resource).toMatchObject({ kind: "database" });
     expect(entries.find((e) => e.action === "database.export" && e.actor.kind === "token")).toMatchObject({ actor: { id: token.id, name: "ci box" }, resource: { id: db.id, name: "orders" } });
     expect(find(entries, "database.delete")).toMatchObject({ resource: { id: gone.id, name: "scratch" } });
     expect(find(entries, "credits.add")).toMatchObject({ actor: { kind: "operator" }, resource: { kind: "wallet", name: email }, fields: ["amount", "note"] });
-    expect((await allEntries(client, "&action=database.sql")).map((e) => e.action)).toEqual(["database.sql"]);
+    expect((await allEntries(client, "&action=database.sql")).map((e) => e.action)).toEqual(["database.sql", "database.sql"]);
     expect((await allEntries(client, `&resource=${db.id}`)).every((e) => e.resource.id === db.id)).toBe(true);
   });
 
@@ -184,6 +186,7 @@ describe("audit log", { timeout: 120_000 }, () => {
     expect(rows.results.length).toBeGreaterThan(30);
     for (const secret of secrets) expect(text.includes(secret), `a row holds ${secret.slice(0, 6)}…`).toBe(false);
     expect(text).not.toContain("sql-value-secret");
+    expect(text).not.toContain("page-sql-value");
   });
 
   it("keeps another account's log apart, needs a session, and names a bad filter", async () => {

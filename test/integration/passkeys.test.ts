@@ -12,7 +12,7 @@ function forgedAnswer(challenge: string) {
   return { id: "AAAA", rawId: "AAAA", type: "public-key", clientExtensionResults: {}, response: { clientDataJSON, authenticatorData: "AAAA", signature: "AAAA" } };
 }
 
-describe("passkey routes", () => {
+describe("passkey routes", { timeout: 30_000 }, () => {
   it("offers registration options for the console's host and the signed-in account", async () => {
     const client = await signedUp();
     const options = await client.json("POST", "/console/api/passkeys/register/options", {});

@@ -17,6 +17,7 @@ import { setFlash, takeFlash, type Flash } from "./flash";
 import { type FieldErrors, readForm } from "./forms";
 import { Layout, loadViewer, render, type Viewer } from "./layout";
 import { SqlConsole, type SqlOutcome } from "./sql-console";
+import { noteSqlRun } from "../../audit/note";
 
 function DatabaseList(props: { viewer: Viewer; databases: DatabaseView[]; flash?: Flash | null; name?: string; errors?: FieldErrors }) {
   return (
@@ -171,6 +172,7 @@ export const databasePages = new Hono<AppEnv>()
       const error = `Statement ${outcome.statement + 1}: ${outcome.error}`;
       return render(c, <DatabasePage {...page} sql={form.data.sql} outcome={{ error }} />, 400);
     }
+    noteSqlRun(c, outcome.results);
     return render(c, <DatabasePage {...page} sql={form.data.sql} outcome={{ results: outcome.results }} />);
   })
   .get("/:id/delete", async (c) => {
