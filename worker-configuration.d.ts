@@ -53,6 +53,7 @@ interface __BaseEnv_Env {
 	DOMAIN_CHECKER: DurableObjectNamespace<import("./src/index").DomainChecker>;
 	APP_LOGS: DurableObjectNamespace<import("./src/index").AppLogs>;
 	APP_METRICS: DurableObjectNamespace<import("./src/index").AppMetrics>;
+	LOG_STREAMS: DurableObjectNamespace<import("./src/index").LogStreamLeases>;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {

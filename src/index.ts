@@ -16,6 +16,7 @@ export { ManagedDatabase } from "./databases/managed-database";
 export { DomainChecker } from "./domains/checker";
 export { ExportGate } from "./exports/export-gate";
 export { AppLogs } from "./logs/app-logs";
+export { LogStreamLeases } from "./logs/stream-leases";
 export { AppMetrics } from "./metrics/app-metrics";
 export { RateLimiter } from "./http/rate-limiter";
 

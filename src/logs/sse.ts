@@ -18,6 +18,8 @@ export interface LogStreamOptions {
   /** Aborted when the client goes away: ends the engine call. */
   engineCall: AbortController;
   heartbeatMs?: number;
+  /** Called once when the stream ends, whichever side ended it (its lease is given back). */
+  onEnd?: () => void;
 }
 
 /** The SSE body for an engine's follow stream (or for none: a stream that asks to retry later). */
@@ -25,32 +27,54 @@ export function logEventStream(lines: AsyncIterable<LogLine> | null, options: Lo
   const encoder = new TextEncoder();
   const iterator = lines?.[Symbol.asyncIterator]();
   let next: Promise<IteratorResult<LogLine>> | null = null;
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    options.onEnd?.();
+  };
+  /** One event (or a keep-alive comment) for the client, or the end of the stream. */
+  async function pullOne(source: AsyncIterator<LogLine>, controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    for (;;) {
+      if (!next) {
+        next = source.next();
+        // Cancelled meanwhile, the engine call ends in an error nobody waits for any more.
+        next.catch(() => undefined);
+      }
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const beat = new Promise<"beat">((resolve) => (timer = setTimeout(() => resolve("beat"), options.heartbeatMs ?? HEARTBEAT_MS)));
+      const got = await Promise.race([next, beat]).finally(() => clearTimeout(timer));
+      if (got === "beat") return controller.enqueue(encoder.encode(": keep-alive\n\n"));
+      next = null;
+      if (got.done) {
+        end();
+        return controller.close();
+      }
+      const id = options.ids.next(got.value);
+      if (id === null) continue;
+      return controller.enqueue(encoder.encode(logEvent(id, { ...got.value, text: maskLine(got.value.text, options.secrets) })));
+    }
+  }
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
         controller.enqueue(encoder.encode(`retry: ${iterator ? RETRY_MS : RETRY_MS * 5}\n\n`));
-        if (!iterator) controller.close();
+        if (!iterator) {
+          controller.close();
+          end();
+        }
       },
       async pull(controller) {
         if (!iterator) return;
-        for (;;) {
-          if (!next) {
-            next = iterator.next();
-            // Cancelled meanwhile, the engine call ends in an error nobody waits for any more.
-            next.catch(() => undefined);
-          }
-          let timer: ReturnType<typeof setTimeout> | undefined;
-          const beat = new Promise<"beat">((resolve) => (timer = setTimeout(() => resolve("beat"), options.heartbeatMs ?? HEARTBEAT_MS)));
-          const got = await Promise.race([next, beat]).finally(() => clearTimeout(timer));
-          if (got === "beat") return controller.enqueue(encoder.encode(": keep-alive\n\n"));
-          next = null;
-          if (got.done) return controller.close();
-          const id = options.ids.next(got.value);
-          if (id === null) continue;
-          return controller.enqueue(encoder.encode(logEvent(id, { ...got.value, text: maskLine(got.value.text, options.secrets) })));
+        try {
+          await pullOne(iterator, controller);
+        } catch (err) {
+          end();
+          throw err;
         }
       },
       cancel() {
+        end();
         options.engineCall.abort();
         void iterator?.return?.(undefined).catch(() => undefined);
       },

@@ -2,13 +2,14 @@ import type { Context } from "hono";
 import { getDeploy, getOwnedApp } from "../../apps/store";
 import { launchEnv } from "../../envvars/store";
 import type { AppEnv } from "../../http/context";
-import { invalid, notFound } from "../../http/errors";
+import { ApiError, invalid, notFound } from "../../http/errors";
 import { describeIssues } from "../../http/validate";
 import { appLogs } from "../../logs/app-logs";
 import { LogIds, instanceTag, parseLogId } from "../../logs/cursor";
 import { secretsToMask } from "../../logs/mask";
 import { LogQuery, toSearch } from "../../logs/query";
 import { logEventStream } from "../../logs/sse";
+import { LEASE_RENEW_MS, logStreamLeases } from "../../logs/stream-leases";
 import { deployLogEventStream } from "../../logs/deploy-stream";
 import { runtimeFor } from "../../runtime";
 
@@ -29,7 +30,8 @@ export async function searchLogs(c: Context<AppEnv>) {
  * `GET /console/api/apps/{id}/logs/stream`: the serving instance's output as SSE, fed by the
  * engine's `logs?follow=1`. `Last-Event-ID` (header, or `last_event_id` for a page that reopens
  * the stream itself) resumes after that line. The stream ends when the instance stops or is
- * replaced; the client's reconnect then follows the new one.
+ * replaced; the client's reconnect then follows the new one. An account has at most
+ * LOG_STREAMS_PER_ACCOUNT streams open at once (stream-leases.ts): one more is 429.
  */
 export async function streamLogs(c: Context<AppEnv>) {
   const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
@@ -45,20 +47,63 @@ export async function streamLogs(c: Context<AppEnv>) {
   }
   let lines = null;
   let ids = new LogIds();
+  let lease: StreamLease | null = null;
   if (app.instanceId && runtime?.logLines) {
+    lease = await takeStreamLease(c);
     const tag = instanceTag(app.instanceId);
     const same = resume && resume.instance === tag ? resume : null;
     ids = new LogIds(same, tag);
     const options = same ? { since: same.at } : { tail: resume ? NEW_INSTANCE_LINES : STREAM_BACKLOG_LINES };
-    lines = await runtime.logLines(app.instanceId, { ...options, follow: true, signal: engineCall.signal });
+    lines = await runtime.logLines(app.instanceId, { ...options, follow: true, signal: engineCall.signal }).catch((err: unknown) => {
+      lease?.release();
+      throw err;
+    });
   }
   const secrets = secretsToMask(Object.values((await launchEnv(c.env, app.id)).env));
-  return c.body(logEventStream(lines, { ids, secrets, engineCall }), 200, {
+  return c.body(logEventStream(lines, { ids, secrets, engineCall, onEnd: () => lease?.release() }), 200, {
     "Content-Type": "text/event-stream; charset=utf-8",
     "Cache-Control": "no-store",
     // Proxies such as nginx would otherwise hold the events back.
     "X-Accel-Buffering": "no",
   });
+}
+
+interface StreamLease {
+  release(): void;
+}
+
+/**
+ * A slot among the account's LOG_STREAMS_PER_ACCOUNT live streams, renewed every LEASE_RENEW_MS
+ * while the stream lasts (the timer lives with this request: if its isolate dies, the lease
+ * lapses by itself), or 429 when every slot is held.
+ */
+async function takeStreamLease(c: Context<AppEnv>): Promise<StreamLease> {
+  const leases = logStreamLeases(c.env, c.get("accountId")!);
+  const leaseId = c.get("deps").uuid();
+  const limit = c.get("config").LOG_STREAMS_PER_ACCOUNT;
+  const taken = await leases.acquire({ leaseId, now: c.get("deps").now(), limit });
+  if (!taken.allowed) {
+    const wait = taken.retryAfterSeconds;
+    throw new ApiError("RATE_LIMIT_EXCEEDED", `This account already has ${limit} live log streams open, the most at once. Close one (another tab or window) or try again in ${wait} second${wait === 1 ? "" : "s"}.`, {
+      headers: { "Retry-After": String(wait) },
+    });
+  }
+  const renewal = setInterval(() => void leases.renew({ leaseId, now: c.get("deps").now() }).catch(() => undefined), LEASE_RENEW_MS);
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      clearInterval(renewal);
+      // Given back while the request's context still lives (if this is lost, the lease lapses).
+      const giving = leases.release({ leaseId }).catch(() => undefined);
+      try {
+        c.executionCtx.waitUntil(giving);
+      } catch {
+        // No execution context (a direct call in tests): the promise runs on its own.
+      }
+    },
+  };
 }
 
 const SSE_HEADERS = { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", "X-Accel-Buffering": "no" };
