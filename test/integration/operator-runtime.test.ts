@@ -2,6 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { NO_ENGINE } from "../../src/admin/runtime-report";
+import { EGRESS_UNCHECKED } from "../../src/runtime/egress-probe";
 import { createApp } from "../../src/app";
 import { defaultDeps } from "../../src/http/context";
 import { ORIGIN } from "./helpers";
@@ -27,13 +28,15 @@ describe("GET /admin/api/runtime", () => {
     expect(await res.json()).toMatchObject({ success: false, code: "UNAUTHORIZED" });
   });
 
-  it("names the engine and its API version; one Docker engine has nothing to report", async () => {
+  it("names the engine and its API version; one Docker engine reports only that its egress was not checked", async () => {
     const res = await report();
     expect(res.status).toBe(200);
     const body = (await res.json()) as { kind: string; api_version: string; problems: string[] };
     expect(body.kind).toBe("docker");
     expect(body.api_version).toMatch(/^\d+\.\d+$/);
-    expect(body.problems).toEqual([]);
+    // The fake engine holds no egress probe image; the probe's verdict by effect is asked of the
+    // real dockerd in test/e2e/apps-egress.test.ts.
+    expect(body.problems).toEqual([EGRESS_UNCHECKED]);
   });
 
   it("says apps cannot be deployed when no engine is set", async () => {
