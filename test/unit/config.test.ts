@@ -30,6 +30,7 @@ describe("parseConfig", () => {
       BUILD_TIMEOUT_SECONDS: 900,
       BUILD_MEMORY_MB: 1024,
       BUILD_CPUS: 1,
+      BUILD_DISK_MB: 10240,
       SOURCE_MAX_BYTES: 1073741824,
       SOURCE_MAX_ENTRIES: 100000,
       SOURCE_TIMEOUT_SECONDS: 300,
@@ -70,6 +71,7 @@ describe("parseConfig", () => {
     [{ ALLOW_LOCAL_SOURCES: "0" }, { ALLOW_LOCAL_SOURCES: false }],
     [{ ALLOW_LOCAL_SOURCES: "" }, { ALLOW_LOCAL_SOURCES: false }],
     [{ BUILD_CPUS: "0.5", BUILD_MEMORY_MB: "512", BUILD_TIMEOUT_SECONDS: "20" }, { BUILD_CPUS: 0.5, BUILD_MEMORY_MB: 512, BUILD_TIMEOUT_SECONDS: 20 }],
+    [{ BUILD_DISK_MB: "64" }, { BUILD_DISK_MB: 64 }],
     [{ SOURCE_MAX_BYTES: "1048576", SOURCE_MAX_ENTRIES: "10", SOURCE_TIMEOUT_SECONDS: "5" }, { SOURCE_MAX_BYTES: 1048576, SOURCE_MAX_ENTRIES: 10, SOURCE_TIMEOUT_SECONDS: 5 }],
   ])("reads the build and source settings %j", (vars, expected) => {
     expect(parseConfig({ ...secrets, ...vars })).toMatchObject(expected);
@@ -80,6 +82,7 @@ describe("parseConfig", () => {
     [{ BUILD_CPUS: "0" }, 'BUILD_CPUS must be a number above 0 such as 0.5 or 2, got "0"'],
     [{ BUILD_CPUS: "-1" }, 'BUILD_CPUS must be a number above 0'],
     [{ BUILD_MEMORY_MB: "4" }, 'BUILD_MEMORY_MB must be at least 6, got "4"'],
+    [{ BUILD_DISK_MB: "8" }, 'BUILD_DISK_MB must be at least 16, got "8"'],
     [{ BUILD_TIMEOUT_SECONDS: "0" }, 'BUILD_TIMEOUT_SECONDS must be at least 1, got "0"'],
     [{ SOURCE_MAX_BYTES: "1GiB" }, 'SOURCE_MAX_BYTES must be a whole number, got "1GiB"'],
     [{ SOURCE_MAX_ENTRIES: "0" }, 'SOURCE_MAX_ENTRIES must be at least 1, got "0"'],
