@@ -81,7 +81,7 @@ describe("console pages: security", () => {
     const html = await res.text();
     expect(html.startsWith("<!doctype html>")).toBe(true);
     // Every script element loads a file; none carries code.
-    expect(html.match(/<script\b[^>]*>/g)).toEqual(['<script src="/console/assets/console.js" defer="">']);
+    expect(html.match(/<script\b[^>]*>/g)).toEqual(['<script src="/console/assets/console.js" defer="">', '<script src="/console/assets/passkeys.js" defer="">']);
     expect(html).not.toMatch(/\son[a-z]+=/i);
     expect(html).not.toMatch(/style="/);
   });
