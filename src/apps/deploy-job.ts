@@ -13,7 +13,7 @@ import { DeployLog, deployLogPrefix } from "./deploy-log";
 import { appLogs } from "../logs/app-logs";
 import { secretsToMask } from "../logs/mask";
 import { RUNNER_BEAT_MS } from "./heartbeat";
-import { appImageRepository, launchAndSwitch } from "./launch";
+import { APP_ID_LABEL, DEPLOY_ID_LABEL, appImageRepository, launchAndSwitch } from "./launch";
 import { BUILT_STOPPED, type DeployJobMessage } from "./messages";
 import type { PlanId } from "./plans";
 import { type AppRow, type DeployRow, beatDeployRunner, claimDeployBuild, deployBuildAliveAt, deployById, getApp, refreshDeployBuild, updateRunningDeploy } from "./store";
@@ -154,6 +154,8 @@ async function runBuilt(env: Env, runtime: ContainerRuntime, appId: string, depl
     const done = await controller.completeDeploy({ deployId, instance: null, replaces: app.instanceId, envVersion: app.envAppliedVersion, now: options.now() });
     if (done.switched) return void (await deployLog.step(BUILT_STOPPED));
   } else if (app) {
+    // An earlier try of this deploy that died between its launch and its switch left its instance.
+    for (const id of await runtime.instances({ [APP_ID_LABEL]: appId, [DEPLOY_ID_LABEL]: deployId })) if (id !== app.instanceId) await runtime.remove(id);
     const variables = await launchEnv(env, appId);
     const replaces = app.instanceId;
     const outcome = await launchAndSwitch({

@@ -7,6 +7,8 @@ import { probeInstance } from "./probe";
 
 /** The label every instance of an app carries, with the app id: how the engine's own list finds them. */
 export const APP_ID_LABEL = "control-plane.app_id";
+/** The label naming the deploy whose image an instance runs. */
+export const DEPLOY_ID_LABEL = "control-plane.deploy_id";
 
 /** The image name of an app; each deploy tags it with the deploy id. */
 export function appImageRepository(appId: string): string {
@@ -80,7 +82,7 @@ export async function launchInstance(
     const instanceSpec = {
       image: spec.image,
       name: `cp-${spec.appId.slice(0, 8)}-${crypto.randomUUID().slice(0, 8)}`,
-      labels: { [APP_ID_LABEL]: spec.appId, "control-plane.deploy_id": spec.deployId },
+      labels: { [APP_ID_LABEL]: spec.appId, [DEPLOY_ID_LABEL]: spec.deployId },
       env: spec.env,
       port: spec.port,
       limits: planLimits(spec.plan),
