@@ -15,7 +15,8 @@ const added = ensureDevVars();
 if (added.length > 0) console.log(`Generated local secrets in .dev.vars: ${added.join(", ")}`);
 
 const engine = await setUpLocalEngine(join(ROOT, ".dev.vars"));
-const egress = engine.url ? await installEgressRules() : null;
+// Installed and checked while the Worker starts; the banner waits for its one line.
+const egressLine = engine.url ? installEgressRules() : Promise.resolve(null);
 const forge = await setUpLocalForge(process.env.FORGE_ROOT ?? join(ROOT, ".wrangler", "forge"), process.env.FORGE_PORT ? Number(process.env.FORGE_PORT) : undefined).catch((err: Error) => {
   console.error(`The dev forge did not start (${err.message}); apps can still deploy from other forges.`);
   return null;
@@ -45,6 +46,7 @@ server.process.on("exit", (code) => process.exit(code ?? 0));
 // The banner always comes, with "Press Ctrl+C to stop." as its last line: a demo account that
 // could not be seeded is said in it, and the Worker goes on serving.
 // The reconciler runs once now: a run killed mid-change may have left objects behind, or an app dark.
+const egress = await egressLine;
 const [demo, reconciled] = await Promise.all([seedDemo(server.url, readDevVar("OPERATOR_TOKEN")).catch((err: Error) => err), reconcileAtStart(server.url, readDevVar("OPERATOR_TOKEN"))]);
 const demoLines =
   demo instanceof Error
