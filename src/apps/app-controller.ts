@@ -182,18 +182,23 @@ export class AppController extends DurableObject<Env> {
   /** The deploy failed: recorded with its interpretation; a never-started app becomes `failed`. */
   async failDeploy(input: { deployId: string; failure: { kind: string; message: string }; now: number }): Promise<void> {
     const deploy = await deployById(this.env, input.deployId);
-    if (deploy) await failDeployRecord(this.env, deploy, input.failure, input.now);
     const current = this.#inFlight();
-    if (current?.kind === "deploy" && current.deployId === input.deployId) this.#clear(current);
-    await this.#reschedule(Date.now());
-    // A failed change: the reconciler looks at the app now (its instance gone, an object left behind).
-    if (deploy) {
+    const ours = current?.kind === "deploy" && current.deployId === input.deployId ? current : null;
+    // A failed change: the reconciler looks at the app now (its instance gone, an object left
+    // behind), under the deploy's own mark, so the failure is recorded and the mark cleared only
+    // after it: a Deploy pressed once the deploy shows failed is never refused by this look.
+    if (deploy && ours) {
       try {
-        await recordAppRun(this.env, deploy.appId, input.now, await this.reconcile({ appId: deploy.appId, now: input.now, look: true }));
+        const runtime = this.#runtime();
+        const actions = runtime ? await this.#reconcileObjects(runtime, deploy.appId, input.now) : [];
+        await recordAppRun(this.env, deploy.appId, input.now, { outcome: "done", actions });
       } catch (err) {
         log("warn", "app not reconciled after a failed deploy", { app_id: deploy.appId, ...describeError(err) });
       }
     }
+    if (deploy) await failDeployRecord(this.env, deploy, input.failure, input.now);
+    if (ours) this.#clear(ours);
+    await this.#reschedule(Date.now());
   }
 
   override async alarm(): Promise<void> {
@@ -463,10 +468,19 @@ export class AppController extends DurableObject<Env> {
     if (!input.look || !runtime) return { outcome: "done", actions: [] };
     const mark: InFlightRecord = { kind: "reconcile", since: input.now, runner: this.#incarnation };
     this.#mark(mark, input.appId);
+    try {
+      return { outcome: "done", actions: await this.#reconcileObjects(runtime, input.appId, input.now) };
+    } finally {
+      this.#clear(mark);
+    }
+  }
+
+  /** The reconciler's look at one app, with a change mark already held by the caller. */
+  #reconcileObjects(runtime: ContainerRuntime, appId: string, now: number) {
     const restore = async (): Promise<boolean> => {
-      const app = await getApp(this.env, input.appId);
+      const app = await getApp(this.env, appId);
       if (app?.status !== "running") return false;
-      const health = stepHealth(app.health, { kind: "restarted", now: input.now }, healthSettings(app.healthCheck).graceSeconds).record;
+      const health = stepHealth(app.health, { kind: "restarted", now }, healthSettings(app.healthCheck).graceSeconds).record;
       const result = await this.#relaunch(app, runtime, app.plan as PlanId, async (instance, envVersion) =>
         (await updateApp(this.env, app.id, { ...instanceColumns(instance), envAppliedVersion: envVersion, health }, { instanceId: app.instanceId }))
           ? { switched: true, replaced: { instanceId: null, image: null, serving: false } }
@@ -474,11 +488,7 @@ export class AppController extends DurableObject<Env> {
       );
       return result.outcome === "done";
     };
-    try {
-      return { outcome: "done", actions: await reconcileAppObjects(this.env, runtime, input.appId, input.now, restore) };
-    } finally {
-      this.#clear(mark);
-    }
+    return reconcileAppObjects(this.env, runtime, appId, now, restore);
   }
 
   #engineControl(control: "stop" | "start" | "restart", input: { appId: string; now: number }, run: (app: AppRow, runtime: ContainerRuntime) => Promise<ControlResult>): Promise<ControlResult> {

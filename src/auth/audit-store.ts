@@ -39,8 +39,9 @@ export interface AuditEntry {
   action: string;
   resource: { kind: string; id: string | null; name: string | null };
   fields: string[];
-  /** Done, or refused with the reply's error code. */
-  outcome: { result: "done" | "refused"; code: string | null };
+  /** Done, or refused; a refusal's error code is in `code` (null when done). */
+  outcome: "done" | "refused";
+  code: string | null;
   request_id: string | null;
 }
 
@@ -112,7 +113,8 @@ function entry(r: typeof auditLog.$inferSelect): AuditEntry {
     action: r.action,
     resource: { kind: r.resourceKind, id: r.resourceId, name: r.resourceName },
     fields: JSON.parse(r.fields) as string[],
-    outcome: { result: r.outcome, code: r.code },
+    outcome: r.outcome,
+    code: r.code,
     request_id: r.requestId,
   };
 }

@@ -82,7 +82,7 @@ describe("app metrics on dockerd", () => {
     expect(await page.locator("svg[role=img]").count()).toBe(4);
     for (const title of ["Requests by status", "Response time", "CPU", "Memory"]) await expect.poll(() => page.getByRole("heading", { name: title, exact: true }).count()).toBe(1);
     // The table alternative holds the same counts as the JSON.
-    const cells = await page.locator("#requests-title ~ details tbody tr").evaluateAll((rows) => rows.map((r) => Array.from(r.querySelectorAll("td"), (td) => Number(td.textContent))));
+    const cells = await page.locator("#requests-title ~ details tbody tr").evaluateAll((rows) => rows.map((r) => Array.from(r.querySelectorAll("td"), (td) => Number((td as { textContent: string | null }).textContent))));
     expect(cells.reduce((n, [ok]) => n + (ok ?? 0), 0)).toBe(100);
     expect(cells.reduce((n, [, , bad]) => n + (bad ?? 0), 0)).toBe(20);
     await screenshot(page, "metrics-01-last-hour");

@@ -142,14 +142,14 @@ export function AppPage(props: AppPageProps) {
         )}
         {latest?.status === "failed" && <FailurePanel appId={app.id} deploy={latest} stillServing={app.status === "running"} />}
         <ControlsCard app={app} csrfToken={viewer.csrfToken} />
+        <p>
+          <a href={`/console/apps/${app.id}/metrics`}>Metrics</a>: requests, response times, CPU and memory.
+        </p>
         <DeployHistory appId={app.id} deploys={props.deploys} locale={viewer.locale} csrfToken={viewer.csrfToken} />
       </div>
       <p class="visually-hidden" role="status" data-app-announce=""></p>
       {props.logs && <LogsSection {...props.logs} />}
       <DomainsSection appId={app.id} csrfToken={viewer.csrfToken} locale={viewer.locale} {...props.domains} />
-        <p>
-          <a href={`/console/apps/${app.id}/metrics`}>Metrics</a>: requests, response times, CPU and memory.
-        </p>
       <EnvSection app={app} csrfToken={viewer.csrfToken} rows={props.envRows} paste={props.envPaste} flash={props.flash} />
       <HealthSection app={app} csrfToken={viewer.csrfToken} form={props.healthForm} />
       <PushSection app={app} csrfToken={viewer.csrfToken} state={props.push} />

@@ -64,11 +64,11 @@ function Filters(props: { values: Values; error?: string }) {
   );
 }
 
-function Outcome(props: { outcome: AuditEntry["outcome"] }) {
-  if (props.outcome.result === "done") return <span class="badge ready">Done</span>;
+function Outcome(props: { outcome: AuditEntry["outcome"]; code: string | null }) {
+  if (props.outcome === "done") return <span class="badge ready">Done</span>;
   return (
     <span class="badge failed">
-      Refused <code>{props.outcome.code}</code>
+      Refused <code>{props.code}</code>
     </span>
   );
 }
@@ -98,7 +98,7 @@ function EntryRow(props: { entry: AuditEntry; locale: string }) {
       </td>
       <td>{e.fields.length > 0 ? e.fields.join(", ") : "—"}</td>
       <td>
-        <Outcome outcome={e.outcome} />
+        <Outcome outcome={e.outcome} code={e.code} />
       </td>
       <td>
         <code class="hint">{e.request_id}</code>
