@@ -63,7 +63,7 @@ export const CACHE_SCOPE = /^[a-z0-9]{16,63}$/;
  */
 export function buildQuery(builder: Builder, spec: Pick<BuildSpec, "tag" | "dockerfile" | "limits" | "cacheScope">, ownImages: string[]): Record<string, string> {
   // pull: every base image (FROM, COPY --from an image) comes from its registry, never from the
-  // engine's store of other tenants' images and pulls (README "What we enforce > Builds").
+  // engine's store of other tenants' images and pulls (docs/security.md, "Builds and source fetches").
   const query: Record<string, string> = { t: spec.tag, dockerfile: spec.dockerfile, rm: "1", forcerm: "1", pull: "1", ...buildLimits(spec.limits) };
   const scope = spec.cacheScope !== undefined && CACHE_SCOPE.test(spec.cacheScope) ? spec.cacheScope : undefined;
   if (builder === "buildkit") {

@@ -13,7 +13,7 @@ import { BUILD_NETWORK } from "./tenant-network";
 export const EGRESS_PROBE_IMAGE = "control-plane/egress-probe:1";
 /** The port tried on the host: any will do, a dropped packet is never answered on any port. */
 const PROBE_PORT = "2375";
-const HOW_TO = "run scripts/egress-firewall.sh as root on the engine's machine (README, What we enforce: Networks)";
+const HOW_TO = "run scripts/egress-firewall.sh as root on the engine's machine (docs/security.md, Networks)";
 
 export const EGRESS_UNCHECKED = `Tenant egress was not checked: the engine has no probe image ${EGRESS_PROBE_IMAGE}; ${HOW_TO}.`;
 

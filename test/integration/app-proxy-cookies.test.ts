@@ -2,7 +2,7 @@ import { exports as workerExports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
 
-// Cookies stay with their app (README "What we enforce"): an app that sets a cookie for the apps
+// Cookies stay with their app (docs/security.md): an app that sets a cookie for the apps
 // domain (`localhost` in these tests), which every other app would receive, gets it back
 // host-only; a cookie for its own hostname, or with no Domain, passes as the app sent it.
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { buildSourceRefusal } from "../../src/apps/contract/build-sources";
 import { BuildFileRefusedError, buildContextFromArchive } from "../../src/source/context";
 
-// README "What we enforce > Builds and source fetches": a build may start only from scratch, an
+// docs/security.md, "Builds and source fetches": a build may start only from scratch, an
 // earlier stage or an image in a registry, refused before the build starts. The engine gets a
 // whole context only once the build file was found as a plain file and passed the rule: a refused,
 // missing or linked build file breaks the context off before its end.

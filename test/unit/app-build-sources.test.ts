@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BUILD_SOURCES_RULE, buildSourceRefusal, parseReference } from "../../src/apps/contract/build-sources";
 
-// README "What we enforce > Builds and source fetches": a build may start (FROM, COPY --from,
+// docs/security.md, "Builds and source fetches": a build may start (FROM, COPY --from,
 // RUN --mount=from=) only from scratch, an earlier stage of the same Dockerfile, or an image in a
 // registry; never from an image the build engine holds for someone else (by id prefix or by the
 // platform's names), a registry on the engine's own network, or a reference whose value the

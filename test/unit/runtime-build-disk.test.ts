@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type BuildDiskEvent, buildDiskEvent, buildDiskMessage } from "../../src/runtime/build-disk";
 
-// README "What we enforce > Builds and source fetches": a build whose image grows past
+// docs/security.md, "Builds and source fetches": a build whose image grows past
 // BUILD_DISK_MB (base image included) is stopped and the deploy fails saying so. The classic
 // builder's output names each step's container and each committed layer; those are measured.
 

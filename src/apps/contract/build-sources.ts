@@ -1,5 +1,5 @@
 /**
- * What a build may start from (README "What we enforce > Builds and source fetches"): `FROM`,
+ * What a build may start from (docs/security.md, "Builds and source fetches"): `FROM`,
  * `COPY --from=` and `RUN --mount=...,from=` may name only `scratch`, an earlier stage of the same
  * Dockerfile (by name, or by index for `--from`), or an image in a registry. Every tenant's images
  * sit on the engine that builds, and its classic builder resolves a name or an id prefix
