@@ -17,7 +17,7 @@ function setup() {
   const client = (userAgent = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36") => {
     const c = new ConsoleClient(fetcher);
     const call = c.call.bind(c);
-    c.call = (method, path, body, headers = {}) => call(method, path, body, { "User-Agent": userAgent, "CF-Connecting-IP": `198.51.100.${Math.floor(Math.random() * 250)}`, ...headers });
+    c.call = (method, path, body, headers = {}) => call(method, path, body, { "User-Agent": userAgent, "CF-Connecting-IP": `2001:db8:5ec:${Math.floor(Math.random() * 0xffff).toString(16)}::1`, ...headers });
     return c;
   };
   return { app, client };
