@@ -345,6 +345,11 @@ export class AppController extends DurableObject<Env> {
   restart(input: { appId: string; now: number }): Promise<ControlResult> {
     return this.#engineControl("restart", input, async (app, runtime) => {
       if (!app.instanceId) return { outcome: "refused", code: "INVALID_STATE", message: "The app has no instance to restart." };
+      // An instance gone from the engine (removed by a Delete cut short, or by hand) comes back as a
+      // new instance of the live image, as the reconciler would bring it back.
+      if ((await runtime.inspect(app.instanceId)) === null) {
+        return (await this.#restoreRunning(runtime, app.id, input.now)) ? { outcome: "done" } : { outcome: "refused", code: "LAUNCH_FAILED", message: "The app's instance was gone and a new one did not start. Try again in a moment." };
+      }
       const instance = await runtime.restart(app.instanceId);
       // The health check's grace period begins again with the restarted process.
       await updateApp(this.env, app.id, { ...instanceColumns(instance), health: stepHealth(app.health, { kind: "restarted", now: input.now }, healthSettings(app.healthCheck).graceSeconds).record });
@@ -477,18 +482,20 @@ export class AppController extends DurableObject<Env> {
 
   /** The reconciler's look at one app, with a change mark already held by the caller. */
   #reconcileObjects(runtime: ContainerRuntime, appId: string, now: number) {
-    const restore = async (): Promise<boolean> => {
-      const app = await getApp(this.env, appId);
-      if (app?.status !== "running") return false;
-      const health = stepHealth(app.health, { kind: "restarted", now }, healthSettings(app.healthCheck).graceSeconds).record;
-      const result = await this.#relaunch(app, runtime, app.plan as PlanId, async (instance, envVersion) =>
-        (await updateApp(this.env, app.id, { ...instanceColumns(instance), envAppliedVersion: envVersion, health }, { instanceId: app.instanceId }))
-          ? { switched: true, replaced: { instanceId: null, image: null, serving: false } }
-          : { switched: false, reason: NOT_CURRENT },
-      );
-      return result.outcome === "done";
-    };
-    return reconcileAppObjects(this.env, runtime, appId, now, restore);
+    return reconcileAppObjects(this.env, runtime, appId, now, () => this.#restoreRunning(runtime, appId, now));
+  }
+
+  /** A running app whose instance is gone gets a new one of its live image, billing untouched; false when it did not start. */
+  async #restoreRunning(runtime: ContainerRuntime, appId: string, now: number): Promise<boolean> {
+    const app = await getApp(this.env, appId);
+    if (app?.status !== "running") return false;
+    const health = stepHealth(app.health, { kind: "restarted", now }, healthSettings(app.healthCheck).graceSeconds).record;
+    const result = await this.#relaunch(app, runtime, app.plan as PlanId, async (instance, envVersion) =>
+      (await updateApp(this.env, app.id, { ...instanceColumns(instance), envAppliedVersion: envVersion, health }, { instanceId: app.instanceId }))
+        ? { switched: true, replaced: { instanceId: null, image: null, serving: false } }
+        : { switched: false, reason: NOT_CURRENT },
+    );
+    return result.outcome === "done";
   }
 
   #engineControl(control: "stop" | "start" | "restart", input: { appId: string; now: number }, run: (app: AppRow, runtime: ContainerRuntime) => Promise<ControlResult>): Promise<ControlResult> {
