@@ -142,6 +142,12 @@ async function runDeployTry(env: Env, message: Message<DeployJobMessage>, option
 
 type BuildOutcome = { ok: true; image: string; port: ProbedPort } | { ok: false; failure: Failure };
 
+/** An instance of `deployId` that no record serves: the deploy is still in flight and the app runs another. */
+async function strayOfDeploy(env: Env, appId: string, deployId: string, instanceId: string): Promise<boolean> {
+  const [app, deploy] = await Promise.all([getApp(env, appId), deployById(env, deployId)]);
+  return !!app && !!deploy && (deploy.status === "building" || deploy.status === "starting") && app.instanceId !== instanceId && deploy.instanceId !== instanceId;
+}
+
 /**
  * The built image goes live. A stopped app stays stopped (billing: nothing runs unpaid; Start runs
  * this version); otherwise the one launch-and-switch starts it, its switch a compare-and-set on the
@@ -155,7 +161,9 @@ async function runBuilt(env: Env, runtime: ContainerRuntime, appId: string, depl
     if (done.switched) return void (await deployLog.step(BUILT_STOPPED));
   } else if (app) {
     // An earlier try of this deploy that died between its launch and its switch left its instance.
-    for (const id of await runtime.instances({ [APP_ID_LABEL]: appId, [DEPLOY_ID_LABEL]: deployId })) if (id !== app.instanceId) await runtime.remove(id);
+    // Each is looked at against the records as they are now: another try still alive may have
+    // switched to its instance since this one read the app, and that instance serves.
+    for (const id of await runtime.instances({ [APP_ID_LABEL]: appId, [DEPLOY_ID_LABEL]: deployId })) if (await strayOfDeploy(env, appId, deployId, id)) await runtime.remove(id);
     const variables = await launchEnv(env, appId);
     const replaces = app.instanceId;
     const outcome = await launchAndSwitch({
