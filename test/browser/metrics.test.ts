@@ -9,7 +9,7 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRepository } from "../../scripts/dev-forge";
-import { type AppJson, type AppsStack, BUSYBOX, curlApp, startAppsStack } from "../e2e/apps-harness";
+import { type AppJson, type AppsStack, BUSYBOX, creditAccount, curlApp, startAppsStack } from "../e2e/apps-harness";
 import { axeViolations } from "./axe";
 import { launchChromium, openPage, screenshot, signUpInConsole } from "./browser";
 
@@ -40,6 +40,7 @@ const sum = (m: MetricsJson, cls: "2xx" | "5xx") => m.points.reduce((n, p) => n 
 describe("app metrics on dockerd", () => {
   it("counts 100 answers 200 and 20 answers 500 exactly, samples CPU and memory, and draws them", async () => {
     await signUpInConsole(page, stack.worker.url, `metrics-${run}@example.com`);
+    await creditAccount(stack.worker.url, `metrics-${run}@example.com`, 10_000);
     const api = async <T,>(method: string, path: string, data?: unknown): Promise<T> => {
       const res = await page.request.fetch(`${stack.worker.url}${path}`, { method, headers: { Origin: stack.worker.url, "Content-Type": "application/json" }, ...(data ? { data } : {}) });
       if (res.status() >= 300) throw new Error(`${method} ${path} answered ${res.status()}: ${await res.text()}`);
@@ -53,7 +54,7 @@ describe("app metrics on dockerd", () => {
       "www/cgi-bin/fail": "#!/bin/busybox sh\nprintf 'Status: 500 Internal Server Error\\r\\nContent-Type: text/plain\\r\\n\\r\\nbroken\\n'\n",
     };
     const repo = await createRepository(stack.forgeRoot, "acme", name, files, { branch: "main", modes: { busybox: 0o755, "www/cgi-bin/fail": 0o755 }, forgeUrl: stack.forgeUrl });
-    const app = await api<AppJson>("POST", "/console/api/apps", { name: "Metrics", repository: repo, subdomain: name });
+    const app = await api<AppJson>("POST", "/console/api/apps", { name: "Counted", repository: repo, subdomain: name });
     await api("POST", `/console/api/apps/${app.id}/deploy`);
     await expect.poll(async () => (await api<AppJson>("GET", `/console/api/apps/${app.id}`)).latest_deploy?.status, { timeout: 120_000, interval: 500 }).toBe("live");
 
@@ -77,7 +78,7 @@ describe("app metrics on dockerd", () => {
     expect([sum(sampled, "2xx"), sum(sampled, "5xx")]).toEqual([100, 20]);
 
     await page.goto(`${stack.worker.url}/console/apps/${app.id}`);
-    await page.getByRole("link", { name: "Metrics" }).click();
+    await page.getByRole("link", { name: "Metrics", exact: true }).click();
     await page.waitForURL(`**/console/apps/${app.id}/metrics`);
     expect(await page.locator("svg[role=img]").count()).toBe(4);
     for (const title of ["Requests by status", "Response time", "CPU", "Memory"]) await expect.poll(() => page.getByRole("heading", { name: title, exact: true }).count()).toBe(1);

@@ -37,7 +37,7 @@ function Chart(props: ChartProps) {
   const n = props.labels.length;
   return (
     <section class="metric-chart" aria-labelledby={`${props.id}-title`}>
-      <h3 id={`${props.id}-title`}>{props.title}</h3>
+      <h2 id={`${props.id}-title`}>{props.title}</h2>
       <svg viewBox={`-50 -10 ${WIDTH + 60} ${HEIGHT + 30}`} role="img" aria-labelledby={`${props.id}-svg-title`} width="100%">
         <title id={`${props.id}-svg-title`}>{`${props.title}: ${props.series.map((s) => s.name).join(", ")}, scale 0 to ${props.unit(top)}`}</title>
         <line x1="0" y1={HEIGHT} x2={WIDTH} y2={HEIGHT} stroke="#8c959f" />
