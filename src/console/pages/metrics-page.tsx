@@ -49,7 +49,14 @@ function Chart(props: ChartProps) {
             <title>{e.label}</title>
           </line>
         ))}
-        {props.series.map((s) => lineSegments(s.values, top).map((points) => <polyline points={points} fill="none" stroke={s.color} stroke-width="2" />))}
+        {props.series.map((s) =>
+          lineSegments(s.values, top).map((points) => {
+            // A lone point has no line to draw: it is shown as a dot.
+            if (points.includes(" ")) return <polyline points={points} fill="none" stroke={s.color} stroke-width="2" />;
+            const [cx, cy] = points.split(",");
+            return <circle cx={cx} cy={cy} r="3" fill={s.color} />;
+          }),
+        )}
         <text x="0" y={HEIGHT + 16} font-size="11" fill="#57606a">{props.labels[0] ?? ""}</text>
         <text x={WIDTH} y={HEIGHT + 16} text-anchor="end" font-size="11" fill="#57606a">{props.labels[n - 1] ?? ""}</text>
       </svg>
@@ -106,8 +113,11 @@ export function MetricsPage(props: MetricsPageProps) {
       <p><a href={appPath(props.app.id)}>← {props.app.name}</a></p>
       <h1>Metrics</h1>
       <nav aria-label="Time range" class="ranges">
-        {(Object.keys(RANGES) as Range[]).map((r) => (
-          <a href={`${appPath(props.app.id)}/metrics?range=${r}`} aria-current={r === props.range ? "page" : undefined}>{RANGES[r].label}</a>
+        {(Object.keys(RANGES) as Range[]).map((r, i) => (
+          <>
+            {i > 0 ? " · " : ""}
+            <a href={`${appPath(props.app.id)}/metrics?range=${r}`} aria-current={r === props.range ? "page" : undefined}>{RANGES[r].label}</a>
+          </>
         ))}
       </nav>
       <p>Deploys and restarts are marked with dotted lines. Times are UTC.</p>
