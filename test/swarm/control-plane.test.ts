@@ -138,7 +138,14 @@ describe("the control plane on a two-node swarm", () => {
   it("the operator's report names the swarm and finds nothing to fix: both nodes keep containers from gaining privileges", async () => {
     const res = await fetch(`${worker.url}/admin/api/runtime`, { headers: { Authorization: `Bearer ${E2E_OPERATOR_TOKEN}` } });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ kind: "swarm", api_version: expect.stringMatching(/^\d+\.\d+$/), problems: [] });
+    expect(await res.json()).toEqual({
+      kind: "swarm",
+      api_version: expect.stringMatching(/^\d+\.\d+$/),
+      problems: [],
+      // A fresh control plane: no reconciler run yet, nothing waiting to be retired.
+      reconciler: { last_run: null, last_engine_run: null },
+      retire_ledger: { length: 0 },
+    });
   });
 
   it("refuses a first deploy no machine can take, with a sentence and no charge", async () => {

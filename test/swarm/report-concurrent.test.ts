@@ -65,6 +65,8 @@ describe("two operator reports at the same time", () => {
       problems: [
         `Node ${workerNode.hostname} (${workerNode.id.slice(0, 12)}) lets containers gain privileges: set "no-new-privileges": true in /etc/docker/daemon.json there and restart dockerd.`,
       ],
+      reconciler: { last_run: null, last_engine_run: null },
+      retire_ledger: { length: 0 },
     };
     expect(first).toEqual({ status: 200, body: expected });
     expect(second).toEqual({ status: 200, body: expected });
