@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../../http/context";
-import { CLIENT_SCRIPT } from "./client-script";
+import { CLIENT_SCRIPT } from "./client-bundle";
 import { PASSKEY_SCRIPT } from "./passkeys-bundle";
 import { STYLES } from "./styles";
 
