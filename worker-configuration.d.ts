@@ -7,6 +7,7 @@ interface __BaseEnv_Env {
 	DB: D1Database;
 	EXPORT_JOBS: Queue;
 	DEPLOY_JOBS: Queue;
+	NOTIFICATIONS: Queue;
 	EXPORT_COOLDOWN_SECONDS: string;
 	LINK_TTL_SECONDS: string;
 	ARCHIVE_RETENTION_SECONDS: string;

@@ -12,6 +12,7 @@ import { databaseRoutes } from "./console/api/databases";
 import { domainRoutes } from "./console/api/domains";
 import { envRoutes } from "./console/api/env";
 import { metricsRoutes } from "./console/api/metrics";
+import { notificationRoutes } from "./console/api/notifications";
 import { securityRoutes } from "./console/api/security";
 import { auditRoutes } from "./console/api/audit";
 import { passkeyRoutes } from "./console/api/passkeys";
@@ -47,7 +48,7 @@ export function createApp(deps: Deps = defaultDeps) {
   const consoleApi = new Hono<AppEnv>();
   consoleApi.use(consoleBodyLimit(), csrfGuard());
   consoleApi.route("/", authRoutes);
-  for (const path of ["/tokens", "/tokens/*", "/databases", "/databases/*", "/apps", "/apps/*", "/wallet"]) consoleApi.use(path, requireSession);
+  for (const path of ["/tokens", "/tokens/*", "/databases", "/databases/*", "/apps", "/apps/*", "/wallet", "/notifications/*"]) consoleApi.use(path, requireSession);
   consoleApi.route("/tokens", tokenRoutes);
   consoleApi.route("/databases", databaseRoutes);
   consoleApi.route("/apps", appRoutes);
@@ -56,6 +57,7 @@ export function createApp(deps: Deps = defaultDeps) {
   consoleApi.route("/apps", webhookSecretRoutes);
   consoleApi.route("/apps", metricsRoutes);
   consoleApi.route("/wallet", walletRoutes);
+  consoleApi.route("/notifications", notificationRoutes);
   for (const path of ["/sessions", "/sessions/*", "/password", "/totp/*"]) consoleApi.use(path, requireSession);
   consoleApi.route("/", securityRoutes);
   consoleApi.route("/passkeys", passkeyRoutes);

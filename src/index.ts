@@ -10,6 +10,8 @@ import { handleExportBatch } from "./exports/job";
 import { wakeOverdueDomains } from "./domains/service";
 import { runSweep } from "./exports/sweep";
 import { defaultDeps } from "./http/context";
+import { handleNotificationBatch, sweepDeliveries } from "./notifications/deliver";
+import { NOTIFICATIONS_QUEUE } from "./notifications/raise";
 
 export { AppController } from "./apps/app-controller";
 export { ManagedDatabase } from "./databases/managed-database";
@@ -31,7 +33,9 @@ export default {
   queue: (batch, env) =>
     batch.queue === DEPLOY_QUEUE || batch.queue === DEPLOY_DLQ
       ? handleDeployBatch(batch, env, { now: defaultDeps.now })
-      : handleExportBatch(batch, env, { now: defaultDeps.now }),
+      : batch.queue === NOTIFICATIONS_QUEUE
+        ? handleNotificationBatch(batch, env, { now: defaultDeps.now })
+        : handleExportBatch(batch, env, { now: defaultDeps.now }),
   scheduled: async (_controller, env) => {
     await runSweep(env, defaultDeps.now(), getConfig(env).ARCHIVE_RETENTION_SECONDS);
     await wakeOverdueDomains(env, defaultDeps.now());
@@ -43,4 +47,6 @@ export default {
     // Instances past their plan's disk allowance restarted fresh (src/apps/disk-watch.ts).
     await watchInstanceDisks(env, defaultDeps.now());
   },
+    // Alert deliveries whose queue message was lost (src/notifications/deliver.ts).
+    await sweepDeliveries(env, defaultDeps.now());
 } satisfies ExportedHandler<Env>;

@@ -6,7 +6,7 @@
  * match nothing (every GET, polls, downloads) are not recorded. Pure: no I/O.
  */
 
-export type ResourceKind = "account" | "session" | "passkey" | "totp" | "token" | "database" | "app" | "domain" | "wallet";
+export type ResourceKind = "account" | "session" | "passkey" | "totp" | "token" | "database" | "app" | "domain" | "wallet" | "channel";
 
 export interface AuditRoute {
   action: string;
@@ -92,6 +92,13 @@ export const AUDITED_ROUTES: readonly Entry[] = [
   ["POST", "/console/apps/:id/domains/:hostname/verify", { action: "domain.verify", resource: "domain", param: "hostname" }],
   ["DELETE", "/console/api/apps/:id/domains/:hostname", { action: "domain.remove", resource: "domain", param: "hostname" }],
   ["POST", "/console/apps/:id/domains/:hostname/remove", { action: "domain.remove", resource: "domain", param: "hostname" }],
+  // Notification channels (alerts): add, delete, send a test.
+  ["POST", "/console/api/notifications/channels", { action: "channel.create", resource: "channel" }],
+  ["POST", "/console/notifications/channels", { action: "channel.create", resource: "channel" }],
+  ["DELETE", "/console/api/notifications/channels/:id", { action: "channel.delete", resource: "channel", param: "id" }],
+  ["POST", "/console/notifications/channels/:id/delete", { action: "channel.delete", resource: "channel", param: "id" }],
+  ["POST", "/console/api/notifications/channels/:id/test", { action: "channel.test", resource: "channel", param: "id" }],
+  ["POST", "/console/notifications/channels/:id/test", { action: "channel.test", resource: "channel", param: "id" }],
   // Credits an operator adds to an account's wallet.
   ["POST", "/admin/api/accounts/:account/credits", { action: "credits.add", resource: "wallet", param: "account", via: "operator" }],
 ];

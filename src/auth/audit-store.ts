@@ -101,7 +101,7 @@ export async function listAudit(env: Env, accountId: string, query: AuditQuery):
   return { entries: page.map(entry), next_before: rows.length > query.limit ? page[page.length - 1]!.id : null };
 }
 
-const RESOURCE_KINDS = new Set(["account", "session", "passkey", "totp", "token", "database", "app", "domain", "wallet"]);
+const RESOURCE_KINDS = new Set(["account", "session", "passkey", "totp", "token", "database", "app", "domain", "wallet", "channel"]);
 
 function entry(r: typeof auditLog.$inferSelect): AuditEntry {
   return {

@@ -31,6 +31,9 @@ export const TABLE_OWNERS: Record<string, string> = {
   passkeys: "src/auth/",
   passkey_challenges: "src/auth/",
   audit_log: "src/auth/",
+  notification_channels: "src/notifications/",
+  notification_deliveries: "src/notifications/",
+  notification_incidents: "src/notifications/",
 };
 
 const sources = import.meta.glob("../../src/**/*.{ts,tsx}", { query: "?raw", import: "default", eager: true }) as Record<string, string>;
