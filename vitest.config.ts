@@ -4,6 +4,7 @@ import { startDevDns } from "./scripts/dev-dns.ts";
 import { startFakeCloudflare } from "./test/fakes/fake-cloudflare.ts";
 import { startFakeDocker, startSilentEngine } from "./test/fakes/fake-docker.ts";
 import { startFakeForge } from "./test/fakes/fake-forge.ts";
+import { startFakeReceiver } from "./test/fakes/fake-receiver.ts";
 
 /** Unit and integration tests, run inside workerd with the Worker's real bindings. */
 export default defineConfig(async () => {
@@ -18,6 +19,8 @@ export default defineConfig(async () => {
   const dns = await startDevDns({ unref: true });
   // So is Cloudflare's API: the cloudflare hostname provider is tested against its test double.
   const cloudflare = await startFakeCloudflare();
+  // And a customer's webhook receiver: alerts are delivered to a stand-in that checks their signature.
+  const receiver = await startFakeReceiver();
   return {
     plugins: [
       cloudflareTest({
@@ -42,6 +45,7 @@ export default defineConfig(async () => {
             // Shared addresses (TEST-NET-1) an apex custom domain, or a CNAME chain, may end in.
             CUSTOM_DOMAIN_ADDRESSES: "192.0.2.80",
             CLOUDFLARE_FAKE_URL: cloudflare.url,
+            RECEIVER_URL: receiver.url,
             // Test-only secrets; real ones come from `wrangler secret put`.
             LINK_SIGNING_KEYS: "k2:test-signing-key-2-0123456789abcdefghijkl,k1:test-signing-key-1-0123456789abcdefghijkl",
             ENV_ENCRYPTION_KEY: "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",

@@ -19,7 +19,8 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 /** A claimed try the sweep leaves alone this long (the consumer may still be sending it). */
 const LEASE_SECONDS = 120;
 
-type Outcome = { statusCode: number | null; error: string | null };
+/** A try's result; `final`: no later try can do better (the channel is gone, its address refused). */
+type Outcome = { statusCode: number | null; error: string | null; final?: boolean };
 
 export async function handleNotificationBatch(batch: MessageBatch<unknown>, env: Env, deps: { now: () => number; fetch?: typeof fetch }): Promise<void> {
   for (const message of batch.messages) {
@@ -48,17 +49,17 @@ export async function deliverOnce(env: Env, deliveryId: string, deps: { now: () 
   const attempts = row.attempts + 1;
   const outcome = await send(env, row, deps);
   const ok = outcome.statusCode !== null && delivered(outcome.statusCode);
-  const delay = ok ? null : retryDelay(attempts);
+  const delay = ok || outcome.final ? null : retryDelay(attempts);
   const status = ok ? "delivered" : delay === null ? "failed" : "pending";
-  await recordTry(env, row.id, { status, ...outcome, nextAttemptAt: now + (delay ?? 0) * 1000, now: deps.now() });
+  await recordTry(env, row.id, { status, statusCode: outcome.statusCode, error: outcome.error, nextAttemptAt: now + (delay ?? 0) * 1000, now: deps.now() });
   if (!ok) log("info", "notification not delivered", { delivery_id: row.id, channel_id: row.channelId, attempts, status_code: outcome.statusCode, final: delay === null });
   return delay;
 }
 
 async function send(env: Env, row: DeliveryRow, deps: { now: () => number; fetch?: typeof fetch }): Promise<Outcome> {
   const channel = await channelById(env, row.channelId);
-  if (!channel) return { statusCode: null, error: "The channel was deleted." };
-  if (addressRefusal(channel.url, { allowLocal: getConfig(env).ALLOW_LOCAL_SOURCES }) !== null) return { statusCode: null, error: "The channel's address is not allowed." };
+  if (!channel) return { statusCode: null, error: "The channel was deleted.", final: true };
+  if (addressRefusal(channel.url, { allowLocal: getConfig(env).ALLOW_LOCAL_SOURCES }) !== null) return { statusCode: null, error: "The channel's address is not allowed.", final: true };
   const payload = JSON.parse(row.payload) as EventPayload;
   const request = await outgoingRequest(channel.kind, payload, await openChannelSecret(env, channel), Math.floor(deps.now() / 1000));
   try {
