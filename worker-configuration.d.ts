@@ -55,6 +55,7 @@ interface __BaseEnv_Env {
 	APP_LOGS: DurableObjectNamespace<import("./src/index").AppLogs>;
 	APP_METRICS: DurableObjectNamespace<import("./src/index").AppMetrics>;
 	LOG_STREAMS: DurableObjectNamespace<import("./src/index").LogStreamLeases>;
+	LIVE_LOGS: DurableObjectNamespace<import("./src/index").LiveLogs>;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {

@@ -19,6 +19,7 @@ export { DomainChecker } from "./domains/checker";
 export { ExportGate } from "./exports/export-gate";
 export { AppLogs } from "./logs/app-logs";
 export { LogStreamLeases } from "./logs/stream-leases";
+export { LiveLogs } from "./logs/live-logs";
 export { AppMetrics } from "./metrics/app-metrics";
 export { RateLimiter } from "./http/rate-limiter";
 

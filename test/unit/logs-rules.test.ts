@@ -4,7 +4,6 @@ import { CHUNK_LINES, type ChunkRef, KEPT_LINES, chunksToDrop, chunksToRead, flu
 import { LogIds, formatLogId, parseLogId } from "../../src/logs/cursor";
 import { MASK, MIN_MASKED_LENGTH, maskLine, maskText, secretsToMask } from "../../src/logs/mask";
 import { LogQuery, pickLines, toSearch } from "../../src/logs/query";
-import { logEventStream } from "../../src/logs/sse";
 import type { LogLine } from "../../src/runtime/types";
 
 // Live logs: "Nothing secret" (masking), "The last 10,000 lines per app" (chunks, search) and the
@@ -141,52 +140,6 @@ describe("chunks (the last 10,000 lines in R2)", () => {
     expect(chunksToRead(chunks, 25, undefined).map((c) => c.key)).toEqual(["k3", "k2"]);
     expect(chunksToRead(chunks, 15, 21).map((c) => c.key)).toEqual(["k2", "k1"]);
     expect(chunksToRead(chunks, 40, 50)).toEqual([]);
-  });
-});
-
-describe("SSE body", () => {
-  async function* slow(lines: LogLine[], gapMs: number) {
-    for (const line of lines) {
-      await new Promise((r) => setTimeout(r, gapMs));
-      yield line;
-    }
-  }
-
-  it("sends retry, events with ids and JSON data, and a heartbeat while nothing comes", async () => {
-    const engineCall = new AbortController();
-    const body = logEventStream(slow([{ at: 5, stream: "stderr", text: 'say "hi" secret-value\nnot a new event' }], 120), { ids: new LogIds(null, "i1"), secrets: ["secret-value"], engineCall, heartbeatMs: 40 });
-    const text = await new Response(body).text();
-    expect(text.startsWith("retry: 1000\n\n")).toBe(true);
-    expect(text).toContain(": keep-alive\n\n");
-    expect(text).toContain(`id: 5-0-i1\ndata: ${JSON.stringify({ at: 5, stream: "stderr", text: 'say "hi" ****\nnot a new event' })}\n\n`);
-    expect(engineCall.signal.aborted).toBe(false);
-  });
-
-  it("a client that stops reading stops the engine's stream: nothing piles up, and reading again goes on where it was", async () => {
-    // An engine that has lines at once, forever; the count says how many the stream took.
-    let taken = 0;
-    async function* endless(): AsyncGenerator<LogLine> {
-      for (;;) yield { at: 1000 + taken, stream: "stdout", text: `line ${taken++}` };
-    }
-    const body = logEventStream(endless(), { ids: new LogIds(), secrets: [], engineCall: new AbortController(), heartbeatMs: 10_000 });
-    const reader = body.getReader();
-    const decoder = new TextDecoder();
-    expect(decoder.decode((await reader.read()).value)).toBe("retry: 1000\n\n");
-    expect(decoder.decode((await reader.read()).value)).toContain("line 0");
-    // The client reads nothing for a while: the engine is asked for no more than the one line in hand.
-    await new Promise((r) => setTimeout(r, 200));
-    expect(taken).toBeLessThanOrEqual(2);
-    expect(decoder.decode((await reader.read()).value)).toContain("line 1");
-    await reader.cancel();
-  });
-
-  it("aborts the engine call when the client cancels", async () => {
-    const engineCall = new AbortController();
-    const body = logEventStream(slow([{ at: 1, stream: "stdout", text: "a" }], 10_000), { ids: new LogIds(), secrets: [], engineCall, heartbeatMs: 10_000 });
-    const reader = body.getReader();
-    await reader.read();
-    await reader.cancel();
-    expect(engineCall.signal.aborted).toBe(true);
   });
 });
 

@@ -1,21 +1,16 @@
 import type { Context } from "hono";
 import { getDeploy, getOwnedApp } from "../../apps/store";
-import { launchEnv } from "../../envvars/store";
 import type { AppEnv } from "../../http/context";
 import { ApiError, invalid, notFound } from "../../http/errors";
 import { describeIssues } from "../../http/validate";
 import { appLogs } from "../../logs/app-logs";
-import { LogIds, instanceTag, parseLogId } from "../../logs/cursor";
-import { secretsToMask } from "../../logs/mask";
+import { parseLogId } from "../../logs/cursor";
+import { liveLogs } from "../../logs/live-logs";
 import { LogQuery, toSearch } from "../../logs/query";
-import { logEventStream } from "../../logs/sse";
+import { relayStream, retryLaterStream } from "../../logs/sse";
 import { LEASE_RENEW_MS, logStreamLeases } from "../../logs/stream-leases";
 import { deployLogEventStream } from "../../logs/deploy-stream";
 import { runtimeFor } from "../../runtime";
-
-/** Lines sent first on a fresh stream (no Last-Event-ID), and at most from a new instance's start. */
-export const STREAM_BACKLOG_LINES = 100;
-const NEW_INSTANCE_LINES = 1000;
 
 /** `GET /console/api/apps/{id}/logs?since=&until=&q=&limit=` -> `{lines: [{at, stream, text}]}`, oldest first. */
 export async function searchLogs(c: Context<AppEnv>) {
@@ -27,46 +22,49 @@ export async function searchLogs(c: Context<AppEnv>) {
 }
 
 /**
- * `GET /console/api/apps/{id}/logs/stream`: the serving instance's output as SSE, fed by the
- * engine's `logs?follow=1`. `Last-Event-ID` (header, or `last_event_id` for a page that reopens
- * the stream itself) resumes after that line. The stream ends when the instance stops or is
- * replaced; the client's reconnect then follows the new one. An account has at most
- * LOG_STREAMS_PER_ACCOUNT streams open at once (stream-leases.ts): one more is 429.
+ * `GET /console/api/apps/{id}/logs/stream`: the serving instance's output as SSE. Every viewer of
+ * one instance shares one engine `logs?follow=1`, held by the instance's LiveLogs object
+ * (src/logs/live-logs.ts), which gives this viewer its stream. `Last-Event-ID` (header, or
+ * `last_event_id` for a page that reopens the stream itself) resumes after that line. The stream
+ * ends when the instance stops or is replaced; the client's reconnect then follows the new one.
+ * An account has at most LOG_STREAMS_PER_ACCOUNT streams open at once (stream-leases.ts): one
+ * more is 429.
  */
 export async function streamLogs(c: Context<AppEnv>) {
   const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
   const resume = parseLogId(c.req.header("Last-Event-ID") ?? c.req.query("last_event_id"));
-  const runtime = runtimeFor(c.env);
-  const engineCall = new AbortController();
   // Someone is watching: make sure the app's output is kept too.
-  const watching = appLogs(c.env, app.id).watch(app.id).catch(() => undefined);
+  keepAlive(c, appLogs(c.env, app.id).watch(app.id).catch(() => undefined));
+  let body: ReadableStream<Uint8Array> | null = null;
+  if (app.instanceId && runtimeFor(c.env)?.logLines) {
+    const lease = await takeStreamLease(c);
+    const object = liveLogs(c.env, app.id, app.instanceId);
+    const viewer = c.get("deps").uuid();
+    const live = await object.stream({ appId: app.id, instanceId: app.instanceId, viewer, resume }).catch((err: unknown) => {
+      lease.release();
+      throw err;
+    });
+    const leave = () => {
+      lease.release();
+      keepAlive(c, object.leave({ viewer }).catch(() => undefined));
+    };
+    if (live) body = relayStream(live, leave);
+    else lease.release();
+  }
+  return c.body(body ?? retryLaterStream(), 200, SSE_HEADERS);
+}
+
+/** Lets `promise` finish after the response (if it is lost, what it does also happens later by itself). */
+function keepAlive(c: Context<AppEnv>, promise: Promise<unknown>): void {
   try {
-    c.executionCtx.waitUntil(watching);
+    c.executionCtx.waitUntil(promise);
   } catch {
     // No execution context (a direct call in tests): the promise runs on its own.
   }
-  let lines = null;
-  let ids = new LogIds();
-  let lease: StreamLease | null = null;
-  if (app.instanceId && runtime?.logLines) {
-    lease = await takeStreamLease(c);
-    const tag = instanceTag(app.instanceId);
-    const same = resume && resume.instance === tag ? resume : null;
-    ids = new LogIds(same, tag);
-    const options = same ? { since: same.at } : { tail: resume ? NEW_INSTANCE_LINES : STREAM_BACKLOG_LINES };
-    lines = await runtime.logLines(app.instanceId, { ...options, follow: true, signal: engineCall.signal }).catch((err: unknown) => {
-      lease?.release();
-      throw err;
-    });
-  }
-  const secrets = secretsToMask(Object.values((await launchEnv(c.env, app.id)).env));
-  return c.body(logEventStream(lines, { ids, secrets, engineCall, onEnd: () => lease?.release() }), 200, {
-    "Content-Type": "text/event-stream; charset=utf-8",
-    "Cache-Control": "no-store",
-    // Proxies such as nginx would otherwise hold the events back.
-    "X-Accel-Buffering": "no",
-  });
 }
+
+// Proxies such as nginx would otherwise hold the events back (X-Accel-Buffering).
+const SSE_HEADERS = { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", "X-Accel-Buffering": "no" };
 
 interface StreamLease {
   release(): void;
@@ -96,17 +94,11 @@ async function takeStreamLease(c: Context<AppEnv>): Promise<StreamLease> {
       released = true;
       clearInterval(renewal);
       // Given back while the request's context still lives (if this is lost, the lease lapses).
-      const giving = leases.release({ leaseId }).catch(() => undefined);
-      try {
-        c.executionCtx.waitUntil(giving);
-      } catch {
-        // No execution context (a direct call in tests): the promise runs on its own.
-      }
+      keepAlive(c, leases.release({ leaseId }).catch(() => undefined));
     },
   };
 }
 
-const SSE_HEADERS = { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", "X-Accel-Buffering": "no" };
 
 /** `GET /console/api/apps/{id}/deploys/{deploy_id}/log/stream`: the deploy's log, line by line, while it runs. */
 export async function streamDeployLog(c: Context<AppEnv>) {
