@@ -256,8 +256,22 @@ export class AppController extends DurableObject<Env> {
     };
   }
 
+      finishDelete: (appId) => this.#finishDelete(appId),
   /** One retirement run at a time in this object (a second alarm meanwhile finds it running). */
   #retiring = false;
+
+  /**
+   * A Delete lost with a restart of this object (the mark names a dead incarnation): its work is
+   * idempotent, so it is run again to the end, as the owner asked, rather than leave an app whose
+   * instance or images are already gone (src/apps/teardown.ts). An engine that does not answer
+   * throws, and the mark stays for the next alarm.
+   */
+  async #finishDelete(appId: string): Promise<void> {
+    const app = await getApp(this.env, appId);
+    if (app) await teardownApp(this.env, app, this.#runtime());
+    log("info", "interrupted delete finished", { app_id: appId });
+    await this.ctx.storage.deleteAll();
+  }
 
   /** Retires the replaced instances whose drain is over; an engine that did not answer is tried again after RETIRE_RETRY_MS. */
   async #retire(appId: string, now: number): Promise<void> {

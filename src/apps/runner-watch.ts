@@ -2,8 +2,9 @@
  * What the app controller's alarm does about the change in flight (src/apps/heartbeat.ts): a
  * deploy job on the queue that fell silent is handed to a new runner once or failed; work the
  * object ran itself (a variable switch, a rollback's switch, Stop, Start, Change plan, Delete...)
- * whose incarnation is gone was lost with it and is ended now. Either way an instance the dead
- * runner had started and not switched to is removed, and the old instance keeps serving.
+ * whose incarnation is gone was lost with it and is ended now (a Delete is run again to its end).
+ * Either way an instance the dead runner had started and not switched to is removed, and the old
+ * instance keeps serving.
  */
 import { describeError, log } from "../http/log";
 import { envApplyLost } from "../envvars/save";
@@ -29,6 +30,8 @@ export interface RunnerWatch {
   remark(record: InFlightRecord): void;
   clear(record: InFlightRecord): void;
   failDeploy(input: { deployId: string; failure: { kind: string; message: string }; now: number }): Promise<void>;
+  /** Runs a Delete lost with a restart to its end (its mark and the object's storage go with it). */
+  finishDelete(appId: string): Promise<void>;
 }
 
 /** Looks at the change in flight at `now`; ends or hands it on when its runner is dead. */
@@ -68,6 +71,7 @@ export async function watchRunner(watch: RunnerWatch, current: InFlightRecord, a
 /** Work the object ran itself and lost when it was restarted: recorded as failed where it shows, its mark cleared. */
 async function lostInObject(watch: RunnerWatch, current: InFlightRecord, appId: string, now: number): Promise<void> {
   log("warn", "change lost with a restart of the app's controller", { app_id: appId, kind: current.kind, deploy_id: current.deployId });
+  if (current.kind === "delete") return watch.finishDelete(appId);
   await removeStrays(watch, appId);
   if (current.kind === "env") await envApplyLost(watch.env, appId, now);
   if (current.kind === "deploy" && current.deployId) {

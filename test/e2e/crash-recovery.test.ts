@@ -10,7 +10,7 @@
  * ledger, and Deploy works on every app.
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -122,6 +122,31 @@ async function converged(): Promise<string[]> {
 
 const ON_DEMAND = process.env.CRASH_RECOVERY !== "1";
 
+/** wrangler's output of the control plane's earlier runs (before each kill). */
+const earlierOutput: string[] = [];
+const testStart = Math.floor(Date.now() / 1000);
+
+/**
+ * What a failed convergence leaves for whoever reads it: each app's name, deploys and retire rows,
+ * the engine's events for its containers and images, and wrangler's lines that name it (written
+ * to the file the assertion message names).
+ */
+async function explain(wrong: string[]): Promise<string[]> {
+  if (wrong.length === 0) return wrong;
+  const file = join(tmpdir(), `crash-recovery-${run}.txt`);
+  const parts: string[] = [];
+  const output = [...earlierOutput, worker.output()].join("\n---- restart ----\n").replace(/\x1b\[[0-9;]*m/g, "");
+  for (const id of appIds) {
+    if (!wrong.some((w) => w.includes(id))) continue;
+    parts.push(`==== app ${id}`, ...(await rows(`SELECT name, status, instance_id, live_deploy_id, image FROM apps WHERE id = '${id}'`)).map((r) => r.join(" | ")));
+    parts.push("-- deploys", ...(await rows(`SELECT id, kind, status, started_at, finished_at, attempts, instance_id, image, image_removed, commit_message, failure FROM deploys WHERE app_id = '${id}' ORDER BY started_at`)).map((r) => r.join(" | ")));
+    parts.push("-- engine events", ...(await promisify(execFile)("docker", ["events", "--since", String(testStart), "--until", String(Math.floor(Date.now() / 1000)), "--format", "{{.Time}} {{.Type}} {{.Action}} {{.Actor.ID}} {{index .Actor.Attributes \"name\"}}", "--filter", `label=control-plane.app_id=${id}`]).catch((e: Error) => ({ stdout: e.message }))).stdout.split("\n"));
+    parts.push("-- control plane", ...output.split("\n").filter((line) => line.includes(id)));
+  }
+  writeFileSync(file, parts.join("\n"));
+  return [...wrong, `details: ${file}`];
+}
+
 beforeAll(async () => {
   if (ON_DEMAND) return;
   persistTo = mkdtempSync(join(tmpdir(), "control-plane-crash-"));
@@ -169,7 +194,10 @@ describe("a crash of the whole control plane mid-change", () => {
       newApp("gone", site("gone", "v1")),
       newApp("idle", site("idle", "v1")),
     ]);
-    for (const app of [drain, build, vars, gone, idle]) expect((await deploy(app.id)).status).toBe("running");
+    for (const app of [drain, build, vars, gone, idle]) {
+      const deployed = await deploy(app.id);
+      expect(deployed.status, JSON.stringify(deployed.latest_deploy)).toBe("running");
+    }
 
     // The drain: a switch to v2, whose old instance drains DRAIN_SECONDS (30) when the kill comes.
     await commitFiles(forgeRoot, "acme", "drain", { "www/index.html": "<p>drain v2</p>" }, { message: "v2" });
@@ -185,19 +213,20 @@ describe("a crash of the whole control plane mid-change", () => {
     // The Delete: killed while it runs.
     const deleting = session.call("DELETE", `/console/api/apps/${gone.id}`).catch(() => undefined);
     await sleep(1500);
+    earlierOutput.push(worker.output());
     await killWorker();
     await deleting;
 
     worker = await start();
     await reconcile();
-    expect(await converged()).toEqual([]);
+    expect(await explain(await converged())).toEqual([]);
     expect(await session.call("GET", "/console/api/wallet")).toEqual(wallet);
 
-    // Deploy works on every app still there (the Delete either finished or was ended, the app kept);
+    // Deploy works on every app still there (the Delete cut short was run to its end by the next alarm);
     // their old instances drain and go as after any switch.
     const left = (await rows("SELECT id FROM apps")).map(([id]) => id!);
     for (const id of left) expect((await deploy(id)).latest_deploy?.status).toBe("live");
-    expect(await converged()).toEqual([]);
+    expect(await explain(await converged())).toEqual([]);
     const after = await session.call<{ balance: number; entries: { amount: number }[] }>("GET", "/console/api/wallet");
     expect(after.balance).toBe(after.entries.reduce((sum, e) => sum + e.amount, 0));
   }, 1_200_000);

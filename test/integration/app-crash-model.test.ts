@@ -124,9 +124,10 @@ async function run(s: Step): Promise<void> {
   await new Promise((r) => setTimeout(r, s.afterMs));
   await kill();
   await during;
-  // A Delete cut short left a record behind (pressed again, it finishes): the app is not gone.
-  if (world!.deleted && (await getApp(env, world!.appId))) world!.deleted = false;
   await settle(s.during === "deploy");
+  // A Delete cut short is run to its end by the next alarm (src/apps/runner-watch.ts); one killed
+  // before its mark was taken leaves the app as it was.
+  world!.deleted = (await getApp(env, world!.appId)) === undefined;
 }
 
 async function check(): Promise<void> {

@@ -189,4 +189,23 @@ describe("runner heartbeats", () => {
     expect(await fake.instances(labels(appId))).toContain((await getApp(env, appId))!.instanceId);
     await client.call("DELETE", `/console/api/apps/${appId}`);
   });
+
+  it("a Delete lost with a restart of the controller is run to its end by the next alarm: instance, images and record gone", { timeout: 60_000 }, async () => {
+    const { client, appId, controller } = await runningApp();
+    const app = (await getApp(env, appId))!;
+    // As if the Delete had removed the instance and been lost with the object before the record went.
+    await fake.remove(app.instanceId!);
+    await runInDurableObject(controller as unknown as DurableObjectStub, (_instance: unknown, state) => {
+      state.storage.kv.put("in_flight", { kind: "delete", since: Date.now(), runner: "an-earlier-incarnation" });
+    });
+    await controller.tick(Date.now());
+    expect(await getApp(env, appId)).toBeUndefined();
+    expect(await controller.inFlight()).toBeNull();
+    expect(await fake.instances(labels(appId))).toEqual([]);
+    expect(await fake.images(`control-plane/app-${appId}`)).toEqual([]);
+    expect((await client.call("GET", `/console/api/apps/${appId}`)).status).toBe(404);
+    // Running it again finds nothing to do.
+    await controller.tick(Date.now());
+    expect(await getApp(env, appId)).toBeUndefined();
+  });
 });
