@@ -53,7 +53,7 @@ describe("deploy history and rollback in Chromium", () => {
     await page.getByRole("button", { name: "Redeploy" }).click();
     await page.getByRole("button", { name: "Deploying…" }).waitFor();
     await page.getByRole("button", { name: "Redeploy" }).waitFor({ timeout: 120_000 });
-    await page.goto(appUrl);
+    await page.goto(`${appUrl}/deploys`);
     await expect.poll(() => deployRows().count()).toBe(2);
     const [newer, older] = [deployRows().nth(0), deployRows().nth(1)];
     await expect.poll(() => newer.locator("[data-deploy-status]").getAttribute("data-deploy-status")).toBe("live");
@@ -66,7 +66,7 @@ describe("deploy history and rollback in Chromium", () => {
     await page.goto(`http://${name}.localhost:${stack.worker.port}/?visit=before-rollback`);
     await page.getByRole("heading", { name: `Version two ${run}` }).waitFor();
 
-    await page.goto(appUrl);
+    await page.goto(`${appUrl}/deploys`);
     const olderId = (await deployRows().nth(1).getAttribute("data-deploy-id"))!;
     await page.getByRole("button", { name: `Roll back to deploy ${olderId.slice(0, 8)}` }).click();
     await page.waitForURL(appUrl);

@@ -45,6 +45,9 @@ describe("custom domains in Chromium", () => {
     await page.waitForURL(/\/console\/apps\/[0-9a-f-]{36}$/);
     await page.getByRole("button", { name: "Deploy", exact: true }).click();
     await page.locator("[data-app-status=running]").waitFor({ timeout: 90_000 });
+    // Custom domains are on the app's Domains tab.
+    await page.getByRole("navigation", { name: "App" }).getByRole("link", { name: "Domains" }).click();
+    await page.waitForURL(/\/console\/apps\/[0-9a-f-]{36}\/domains$/);
   });
 
   it("adds a domain: Pending DNS with the record to create, its copy button and a countdown", async () => {

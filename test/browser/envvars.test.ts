@@ -42,6 +42,9 @@ describe("environment variables in Chromium", () => {
     await page.getByRole("button", { name: "Create app" }).click();
     await page.waitForURL(/\/console\/apps\/[0-9a-f-]{36}$/);
     appUrl = page.url();
+    // The variables are on the app's Environment tab.
+    await page.getByRole("navigation", { name: "App" }).getByRole("link", { name: "Environment" }).click();
+    await page.waitForURL(`${appUrl}/environment`);
     await page.getByRole("heading", { name: "Environment" }).waitFor();
   });
 
@@ -61,7 +64,7 @@ describe("environment variables in Chromium", () => {
     expect(await page.locator("[data-diff=removed] code").count()).toBe(0);
     await screenshot(page, "env-02-preview");
     await page.getByRole("button", { name: "Save variables" }).click();
-    await page.waitForURL(`${appUrl}#environment`);
+    await page.waitForURL(`${appUrl}/environment`);
     expect(await notice()).toBe("Environment variables saved. They are used from the first deploy.");
     const values = Object.fromEntries(
       await Promise.all([0, 1, 2, 3].map(async (i) => [await page.locator(`#env-key-${i}`).inputValue(), await page.locator(`#env-value-${i}`).inputValue()])),
@@ -90,7 +93,7 @@ describe("environment variables in Chromium", () => {
     await page.locator("#env-key-4").fill("FEATURE_FLAG");
     await page.locator("#env-value-4").fill("on");
     await page.getByRole("button", { name: "Save variables" }).click();
-    await page.waitForURL(`${appUrl}#environment`);
+    await page.waitForURL(`${appUrl}/environment`);
     expect(await notice()).toBe("Environment variables saved. They are used from the first deploy.");
     expect(await page.locator("#env-key-4").inputValue()).toBe("FEATURE_FLAG");
   });
@@ -110,7 +113,7 @@ describe("environment variables in Chromium", () => {
 
     await page.getByLabel("Type REPLACE to delete them").fill("REPLACE");
     await page.getByRole("button", { name: "Save variables" }).click();
-    await page.waitForURL(`${appUrl}#environment`);
+    await page.waitForURL(`${appUrl}/environment`);
     expect(await notice()).toBe("Environment variables saved. They are used from the first deploy.");
     expect(await page.locator("#env-key-0").inputValue()).toBe("GREETING");
     expect(await page.locator("#env-value-0").inputValue()).toBe("bonjour");

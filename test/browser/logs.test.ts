@@ -56,7 +56,7 @@ describe("live logs in Chromium", () => {
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(String(e)));
     page.on("console", (m) => errors.push(m.text()));
-    await page.goto(`${stack.worker.url}/console/apps/${app.id}`);
+    await page.goto(`${stack.worker.url}/console/apps/${app.id}/logs`);
 
     const logs = page.locator("#live-logs");
     await logs.getByText("booting with ****").waitFor({ timeout: 15_000 });

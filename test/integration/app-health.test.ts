@@ -198,9 +198,9 @@ describe("the app page's health check form", () => {
     const repository = await publishRepository(unique("health"), files());
     const created = await client.post("/console/apps", { name: "Web", repository, branch: "main", root_directory: "", dockerfile_path: "Dockerfile", subdomain: "", plan: "lite" });
     const id = /([0-9a-f-]{36})$/.exec(created.headers.get("Location")!)![1]!;
-    const page = await client.page(`/console/apps/${id}`);
+    const page = await client.page(`/console/apps/${id}/settings`);
     expect(page).toContain('<h2 id="health-heading">Health check</h2>');
-    expect(page).toContain('data-health-state="unknown"');
+    expect(await client.page(`/console/apps/${id}`)).toContain('data-health-state="unknown"');
     expect(inputValue(page, "f-path")).toBe("/");
     expect(inputValue(page, "f-timeout_seconds")).toBe("5");
 

@@ -156,21 +156,25 @@ describe("the app page's Logs section", () => {
     await search(client, app.id);
     // The Environment section shows the owner the values; the Logs section never does.
     const logsSection = (html: string) => html.slice(html.indexOf('id="logs"'), html.indexOf("</section>", html.indexOf('id="logs"')));
-    const page = logsSection(await (await client.call("GET", `/console/apps/${app.id}`)).text());
+    const page = logsSection(await (await client.call("GET", `/console/apps/${app.id}/logs`)).text());
     expect(page).toContain('id="logs"');
     expect(page).toContain(`data-logs-stream="/console/api/apps/${app.id}/logs/stream"`);
     expect(page).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
     expect(page).toContain("find me ****");
     expect(page).not.toContain(SECRET);
 
-    const found = logsSection(await (await client.call("GET", `/console/apps/${app.id}?q=FIND`)).text());
+    const found = logsSection(await (await client.call("GET", `/console/apps/${app.id}/logs?q=FIND`)).text());
     expect(found).toContain("1 line found.");
     expect(found).toContain("find me ****");
     expect(found).not.toContain("alert(1)");
     expect(found).toContain('data-searching="true"');
 
-    const bad = await (await client.call("GET", `/console/apps/${app.id}?since=someday`)).text();
+    const bad = await (await client.call("GET", `/console/apps/${app.id}/logs?since=someday`)).text();
     expect(bad).toContain("since: must be a time");
+    // A search made on the app's page before the logs had their own tab is answered there.
+    const old = await client.call("GET", `/console/apps/${app.id}?q=FIND`);
+    expect([old.redirected, old.url]).toEqual([true, `${new URL(old.url).origin}/console/apps/${app.id}/logs?q=FIND`]);
+    expect(logsSection(await old.text())).toContain("1 line found.");
   });
 });
 

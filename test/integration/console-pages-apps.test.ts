@@ -111,7 +111,9 @@ describe("console pages: apps", () => {
     for (const absent of ["Stop", "Start", "Restart", "Redeploy"]) expect(button(page, absent)).toBeUndefined();
     expect(button(page, "Change plan")).toBeDefined();
     expect(page).toContain("No deploys yet");
-    expect(inputValue(page, "f-subdomain")).toBe(subdomain);
+    // The settings form is on the Settings tab.
+    expect(inputValue(page, "f-subdomain")).toBeUndefined();
+    expect(inputValue(await client.page(`/console/apps/${id}/settings`), "f-subdomain")).toBe(subdomain);
 
     const taken = await client.post("/console/apps", { name: "copy", repository: REPO, subdomain, plan: "lite" });
     expect(taken.status).toBe(409);
@@ -134,16 +136,19 @@ describe("console pages: apps", () => {
     expect(inputValue(badHtml, "f-subdomain")).toBe("www");
 
     const subdomain = `site-${crypto.randomUUID().slice(0, 8)}`;
-    const saved = await press(client, id, "settings", { name: "site two", repository: REPO, branch: "release", root_directory: "web", dockerfile_path: "", subdomain });
+    const posted = await client.post(`/console/apps/${id}/settings`, { name: "site two", repository: REPO, branch: "release", root_directory: "web", dockerfile_path: "", subdomain });
+    expect(posted.status).toBe(303);
+    expect(posted.headers.get("Location")).toBe(`/console/apps/${id}/settings`);
+    const saved = await client.page(`/console/apps/${id}/settings`);
     expect(flashNotice(saved)).toBe("Settings saved. The next deploy uses them.");
     expect(inputValue(saved, "f-name")).toBe("site two");
     expect(inputValue(saved, "f-branch")).toBe("release");
     expect(inputValue(saved, "f-root_directory")).toBe("web");
     expect(inputValue(saved, "f-dockerfile_path")).toBe("Dockerfile");
-    expect(saved).toContain(`${subdomain}.localhost</a>`);
+    expect(await client.page(`/console/apps/${id}`)).toContain(`${subdomain}.localhost</a>`);
 
     await env.DB.prepare("UPDATE apps SET first_deploy_at = ? WHERE id = ?").bind(Date.now(), id).run();
-    const fixed = await client.page(`/console/apps/${id}`);
+    const fixed = await client.page(`/console/apps/${id}/settings`);
     expect(inputValue(fixed, "f-subdomain")).toBeUndefined();
     expect(fixed).toContain(`<code>${subdomain}</code>`);
     expect(fixed).toContain("The subdomain is fixed since the app&#39;s first deploy.");
@@ -245,7 +250,7 @@ describe("console pages: apps", () => {
   it("deletes behind a confirmation page naming the app; a delete during a deploy is refused with the generic message", async () => {
     const client = await signedUpPage(undefined, { credit: 100_000 });
     const id = await createApp(client, { name: "gone", repository: REPO });
-    const page = await client.page(`/console/apps/${id}`);
+    const page = await client.page(`/console/apps/${id}/settings`);
     expect(page).toContain(`<a class="button danger" href="/console/apps/${id}/delete">Delete</a>`);
     const confirm = await client.page(`/console/apps/${id}/delete`);
     expect(confirm).toContain("<h1>Delete gone?</h1>");

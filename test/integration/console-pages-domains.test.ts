@@ -34,7 +34,7 @@ describe("console pages: custom domains", { timeout: 30_000 }, () => {
   it("adds a domain, shows it Pending DNS with its record, Verify now gives Error with the reason, a later check Verifying…, Remove after confirming", async () => {
     const client = await signedUpPage(undefined, { credit: 100_000 });
     const { id, subdomain } = await runningApp(client, "starter");
-    const empty = await client.page(`/console/apps/${id}`);
+    const empty = await client.page(`/console/apps/${id}/domains`);
     expect(empty).toContain('<h2 id="domains-heading">Custom domains</h2>');
     expect(empty).toContain("No custom domains");
 
@@ -47,8 +47,8 @@ describe("console pages: custom domains", { timeout: 30_000 }, () => {
     const hostname = uniqueHost();
     const added = await client.post(`/console/apps/${id}/domains`, { hostname });
     expect(added.status).toBe(303);
-    expect(added.headers.get("Location")).toBe(`/console/apps/${id}#domains`);
-    const page = await client.page(`/console/apps/${id}`);
+    expect(added.headers.get("Location")).toBe(`/console/apps/${id}/domains`);
+    const page = await client.page(`/console/apps/${id}/domains`);
     expect(flashNotice(page)).toBe(`${hostname} added. Create the DNS record shown for it; it is checked every 45 seconds.`);
     expect(badge(page, hostname)).toBe("Pending DNS");
     expect(page).toContain(`<code>CNAME</code>`);
@@ -61,13 +61,13 @@ describe("console pages: custom domains", { timeout: 30_000 }, () => {
     expect(page).toContain(`data-copy="dns-txt-name-${slug}"`);
     expect(page).toContain(`data-copy="dns-txt-value-${slug}"`);
     expect(page).toContain("data-countdown=");
-    expect(page).toContain(`<a href="/console/apps/${id}#domains">Refresh</a>`);
+    expect(page).toContain(`<a href="/console/apps/${id}/domains">Refresh</a>`);
     expect(page).toContain(">Verify now</button>");
     expect(page).toContain(`href="/console/apps/${id}/domains/${hostname}/remove"`);
 
     const verify = await client.post(`/console/apps/${id}/domains/${hostname}/verify`, {});
     expect(verify.status).toBe(303);
-    const failed = await client.page(`/console/apps/${id}`);
+    const failed = await client.page(`/console/apps/${id}/domains`);
     expect(badge(failed, hostname)).toBe("Error");
     expect(flashError(failed)).toBe(`${hostname}: the check failed. The reason is shown under the domain.`);
     expect(failed).toContain(`<p class="domain-reason" role="status">${hostname} has no CNAME record; expected a CNAME to ${subdomain}.localhost</p>`);
@@ -75,13 +75,13 @@ describe("console pages: custom domains", { timeout: 30_000 }, () => {
     await setDns(hostname, [{ type: "CNAME", data: `${subdomain}.localhost` }]);
     // A second press within 10 s waits: the page says how long, and nothing is checked.
     await client.post(`/console/apps/${id}/domains/${hostname}/verify`, {});
-    const early = await client.page(`/console/apps/${id}`);
+    const early = await client.page(`/console/apps/${id}/domains`);
     expect(flashError(early)).toMatch(new RegExp(`^${hostname.replace(/\./g, "\\.")}: Verify now was pressed too often\\. Wait (10|9) seconds? before pressing it again\\.$`));
     expect(badge(early, hostname)).toBe("Error");
     vi.useFakeTimers({ toFake: ["Date"] });
     vi.setSystemTime(Date.now() + 10_000);
     await client.post(`/console/apps/${id}/domains/${hostname}/verify`, {});
-    const verifying = await client.page(`/console/apps/${id}`);
+    const verifying = await client.page(`/console/apps/${id}/domains`);
     expect(badge(verifying, hostname)).toBe("Verifying…");
     expect(flashNotice(verifying)).toBe(`${hostname} checked: Verifying….`);
     expect(verifying).not.toContain('class="domain-reason"');
@@ -91,7 +91,7 @@ describe("console pages: custom domains", { timeout: 30_000 }, () => {
     expect(confirm).toContain("The app itself is not affected");
     const removed = await client.post(`/console/apps/${id}/domains/${hostname}/remove`, {});
     expect(removed.status).toBe(303);
-    const after = await client.page(`/console/apps/${id}`);
+    const after = await client.page(`/console/apps/${id}/domains`);
     expect(flashNotice(after)).toBe(`${hostname} removed. It no longer answers for this app.`);
     expect(after).not.toContain(`data-domain="${hostname}"`);
   });
@@ -99,7 +99,7 @@ describe("console pages: custom domains", { timeout: 30_000 }, () => {
   it("says under the field why a Lite app cannot have a custom domain", async () => {
     const client = await signedUpPage(undefined, { credit: 100_000 });
     const { id } = await runningApp(client, "lite");
-    const page = await client.page(`/console/apps/${id}`);
+    const page = await client.page(`/console/apps/${id}/domains`);
     expect(page).toContain('<p class="hint">Custom domains are available on the Starter plan and above.</p>');
     const res = await client.post(`/console/apps/${id}/domains`, { hostname: uniqueHost() });
     expect(res.status).toBe(403);

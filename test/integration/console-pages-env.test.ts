@@ -36,19 +36,19 @@ const rowErrors = (html: string, row: number) =>
   [...(new RegExp(`<ul class="field-error env-row-errors" id="env-row-${row}-error">(.*?)</ul>`).exec(html)?.[1] ?? "").matchAll(/<li>([^<]*)<\/li>/g)].map((m) => m[1]);
 const keyInput = (html: string, row: number) => new RegExp(`<input id="env-key-${row}" name="key_${row}" type="text" value="([^"]*)"`).exec(html)?.[1];
 
-/** Posts a form that ends in a redirect to the Environment section; returns the page it leads to. */
+/** Posts a form that ends in a redirect to the Environment tab; returns the page it leads to. */
 async function postAndFollow(client: PageClient, path: string, form: Record<string, string>, id: string): Promise<string> {
   const res = await client.post(path, form);
   expect(res.status).toBe(303);
-  expect(res.headers.get("Location")).toBe(`/console/apps/${id}#environment`);
-  return client.page(`/console/apps/${id}`);
+  expect(res.headers.get("Location")).toBe(`/console/apps/${id}/environment`);
+  return client.page(`/console/apps/${id}/environment`);
 }
 
 describe("console pages: environment variables", () => {
   it("shows the Environment section with one empty row, Add variable, the paste box with merge and replace", async () => {
     const client = await signedUpPage();
     const id = await newApp(client);
-    const html = await client.page(`/console/apps/${id}`);
+    const html = await client.page(`/console/apps/${id}/environment`);
     expect(html).toContain('<h2 id="environment-heading">Environment</h2>');
     expect(keyInput(html, 0)).toBe("");
     expect(html).toMatch(/<button type="submit" name="action" value="add" class="secondary">Add variable<\/button>/);

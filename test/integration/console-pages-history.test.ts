@@ -45,7 +45,7 @@ describe("console pages: deploy history and rollback", () => {
 
     const deploys = ((await (await client.get(`/console/api/apps/${id}/deploys`)).json()) as { deploys: { id: string; image_digest: string }[] }).deploys;
     const [live, first] = deploys;
-    const page = await client.page(`/console/apps/${id}`);
+    const page = await client.page(`/console/apps/${id}/deploys`);
     const firstRow = rowOf(page, first!.id);
     expect(firstRow).toContain(`<code title="${SHA}">abcdefa</code> First page &lt;b&gt;bold&lt;/b&gt;`);
     expect(firstRow).toContain(`image <code title="${first!.image_digest}">${first!.image_digest.slice(7, 19)}</code> · Lite · env v0`);
@@ -75,7 +75,7 @@ describe("console pages: deploy history and rollback", () => {
     expect(await served.text()).toBe("<p>first</p>");
 
     // The deploy now live (the rollback) has no button; the one it replaced has.
-    const now = await client.page(`/console/apps/${id}`);
+    const now = await client.page(`/console/apps/${id}/deploys`);
     expect(rowOf(now, live!.id)).toContain("Rollback</button>");
     expect(rowOf(now, first!.id)).toContain("Rollback</button>");
     // Rolling back to a deploy whose image is the live one's again is fine; to the live deploy is refused with its sentence.

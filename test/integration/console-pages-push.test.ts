@@ -28,13 +28,13 @@ describe("console pages: private repository and deploy on push", () => {
   it("saves the access token write-only, then removes it", async () => {
     const client = await signedUpPage();
     const id = await newApp(client);
-    const before = await client.page(`/console/apps/${id}`);
+    const before = await client.page(`/console/apps/${id}/settings`);
     expect(before).toContain('<input id="f-source_token" name="source_token" type="password" value=""');
     expect(before).not.toContain("Remove token");
 
     const res = await client.post(`/console/apps/${id}/source-token`, { source_token: "gitea-token-secret-1" });
     expect(res.status).toBe(303);
-    const after = await client.page(`/console/apps/${id}`);
+    const after = await client.page(`/console/apps/${id}/settings`);
     expect(flashNotice(after)).toBe("Access token saved. The next deploy uses it; it is not shown again.");
     expect(after).toContain("An access token is saved.");
     expect(after).not.toContain("gitea-token-secret-1");
@@ -57,7 +57,7 @@ describe("console pages: private repository and deploy on push", () => {
   it("New secret shows the webhook URL and the secret once; a reload shows only that one is set", async () => {
     const client = await signedUpPage();
     const id = await newApp(client);
-    const before = await client.page(`/console/apps/${id}`);
+    const before = await client.page(`/console/apps/${id}/settings`);
     expect(before).toContain(`<code data-webhook-url="">http://control.test/webhooks/apps/${id}</code>`);
     expect(before).toContain("No secret yet");
     const res = await client.post(`/console/apps/${id}/webhook/rotate`, {});
@@ -65,7 +65,7 @@ describe("console pages: private repository and deploy on push", () => {
     const html = await res.text();
     const secret = /Secret \(shown this once\): <code>([0-9a-f]{64})<\/code>/.exec(html)?.[1];
     expect(secret).toBeDefined();
-    const reload = await client.page(`/console/apps/${id}`);
+    const reload = await client.page(`/console/apps/${id}/settings`);
     expect(reload).not.toContain(secret!);
     expect(reload).toContain("A secret is set; it is not shown again.");
   });

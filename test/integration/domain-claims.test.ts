@@ -154,7 +154,7 @@ describe("custom domain claims", { timeout: 60_000 }, () => {
     // Back to the real clock, where the session is still valid: the page notes the removal.
     vi.useRealTimers();
     expect(await one(client, app.id, hostname)).toBeUndefined();
-    const page = await (await client.call("GET", `/console/apps/${app.id}`)).text();
+    const page = await (await client.call("GET", `/console/apps/${app.id}/domains`)).text();
     expect(page).toContain(`${hostname} was removed: its DNS did not verify it for this app within 7 days.`);
   });
 

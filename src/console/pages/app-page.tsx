@@ -1,43 +1,22 @@
-import type { AppView, DeployView } from "../../apps/store";
+import type { AppView } from "../../apps/store";
 import { billingHints } from "../../billing/hints";
 import { formatDa } from "../../billing/rules";
-import { AppStatusBadge, type SettingsValues, SettingsFields, planLabel } from "./app-components";
-import { ControlsCard } from "./app-controls";
-import { Csrf, DateTime } from "./components";
-import { DeployHistory, FailurePanel, liveState } from "./deploy-panel";
 import { BUILT_STOPPED, builtWhileStopped } from "../../apps/messages";
-import { type HealthForm, HealthFact, HealthSection } from "./health-section";
-import { DomainsSection, type DomainsSectionProps } from "./domains-section";
-import { type EnvPasteForm, type EnvRowsForm, EnvSection } from "./env-section";
+import { planLabel } from "./app-components";
+import { ControlsCard } from "./app-controls";
+import { AppFrame } from "./app-tabs";
+import { DateTime } from "./components";
+import { DeployHistory, FailurePanel } from "./deploy-panel";
+import { EnvFailurePanel } from "./env-section";
 import type { Flash } from "./flash";
-import type { FieldErrors } from "./forms";
-import { Layout, type Viewer } from "./layout";
-import { PushSection, type PushSectionState } from "./push-section";
-import { LogsSection, type LogsSectionProps } from "./logs-section";
+import { HealthFact } from "./health-section";
+import type { Viewer } from "./layout";
 
-/** Everything the app page shows. */
-export interface AppPageProps {
+/** What the Overview tab shows. */
+export interface OverviewProps {
   viewer: Viewer;
   app: AppView;
-  deploys: DeployView[];
-  /** Set once the app has been deployed: the subdomain can no longer change. */
-  subdomainFixed: boolean;
-  appsDomain: string;
   flash?: Flash | null;
-  /** The settings form as typed, when it is shown again with errors. */
-  values?: Record<string, string>;
-  errors?: FieldErrors;
-  /** The Custom domains section: its domains, and the add form as typed with its error. */
-  domains: Pick<DomainsSectionProps, "domains" | "provider" | "recheckSeconds" | "expired" | "blocked" | "hostname" | "error">;
-  /** The Environment section's rows (as saved, or as typed with their messages) and paste box. */
-  envRows: EnvRowsForm;
-  envPaste?: EnvPasteForm;
-  /** The health check form as typed, with its errors. */
-  healthForm?: HealthForm;
-  /** The private repository and deploy-on-push section: a token error, or a secret just made. */
-  push?: PushSectionState;
-  /** The Logs section (the page itself, not its forms' error renders, shows it). */
-  logs?: LogsSectionProps;
 }
 
 /** The port the app is probed on and why (SPEC.md deployment contract 2), once a build told it. */
@@ -53,129 +32,75 @@ function ProbedPort(props: { app: AppView }) {
   );
 }
 
-function settingsOf(app: AppView): SettingsValues {
-  return {
-    name: app.name,
-    repository: app.repository,
-    branch: app.branch,
-    root_directory: app.root_directory,
-    dockerfile_path: app.dockerfile_path,
-    subdomain: app.subdomain,
-  };
-}
-
 /**
- * An app's page: status, address, probed port, the red panel of a failed last deploy, the
- * controls, the deploys with their logs, the environment variables, the settings and Delete. The part above the settings is
- * redrawn by the console script while a deploy runs (the settings form is left alone, so typing
- * is never lost).
+ * An app's Overview tab: status, address, probed port, plan, billing and health, the red panel of
+ * a failed last deploy (or of variables not applied), the controls and the latest deploy. All of it
+ * is redrawn by the console script while a deploy runs; nothing here takes typing.
  */
-export function AppPage(props: AppPageProps) {
+export function OverviewPage(props: OverviewProps) {
   const { app, viewer } = props;
   const latest = app.latest_deploy;
   const billing = billingHints(app);
-  return (
-    <Layout title={app.name} viewer={viewer} section="apps" flash={props.flash}>
-      <div
-        id="app-live"
-        data-app-src={`/console/api/apps/${app.id}`}
-        data-app-state={liveState(app)}
-        data-deploying={app.deploy_in_progress ? "true" : "false"}
-      >
-        <p class="crumbs">
-          <a href="/console/apps">Apps</a> / {app.name}
+  const live = (
+    <>
+      <InstanceNotice instance={app.instance} />
+      {app.last_restart && (
+        <p class="notice" data-last-restart="">
+          {app.last_restart.reason} <span class="muted">(<DateTime iso={app.last_restart.at} locale={viewer.locale} />)</span>
         </p>
-        <div class="title-row">
-          <h1>{app.name}</h1>
-          <AppStatusBadge status={app.status} />
+      )}
+      {builtWhileStopped(app) && (
+        <p class="notice" data-built-stopped="">
+          {BUILT_STOPPED}
+        </p>
+      )}
+      <dl class="facts">
+        <div>
+          <dt>Address</dt>
+          <dd>
+            <a href={app.url} rel="noopener noreferrer" data-app-url="">
+              {app.hostname}
+            </a>
+          </dd>
         </div>
-        <InstanceNotice instance={app.instance} />
-        {app.last_restart && (
-          <p class="notice" data-last-restart="">
-            {app.last_restart.reason} <span class="muted">(<DateTime iso={app.last_restart.at} locale={viewer.locale} />)</span>
-          </p>
-        )}
-        {builtWhileStopped(app) && (
-          <p class="notice" data-built-stopped="">
-            {BUILT_STOPPED}
-          </p>
-        )}
-        <dl class="facts">
-          <div>
-            <dt>Address</dt>
-            <dd>
-              <a href={app.url} rel="noopener noreferrer" data-app-url="">
-                {app.hostname}
-              </a>
-            </dd>
-          </div>
-          <div>
-            <dt>Probed port</dt>
-            <dd>
-              <ProbedPort app={app} />
-            </dd>
-          </div>
-          <div>
-            <dt>Plan</dt>
-            <dd>
-              {planLabel(app.plan)} <span class="muted">({formatDa(app.billing.next_price)} a month)</span>
-            </dd>
-          </div>
-          <div>
-            <dt>Billing</dt>
-            <dd data-billing="summary">
-              {billing.summary} <a href="/console/billing">Wallet</a>
-            </dd>
-          </div>
-          <HealthFact health={app.health} locale={viewer.locale} />
-          <div>
-            <dt>Created</dt>
-            <dd>
-              <DateTime iso={app.created_at} locale={viewer.locale} />
-            </dd>
-          </div>
-        </dl>
-        {billing.warning && (
-          <p class="alert" data-billing="warning">
-            {billing.warning}
-          </p>
-        )}
-        {latest?.status === "failed" && <FailurePanel appId={app.id} deploy={latest} stillServing={app.status === "running"} />}
-        <ControlsCard app={app} csrfToken={viewer.csrfToken} />
-        <p>
-          <a href={`/console/apps/${app.id}/metrics`}>Metrics</a>: requests, response times, CPU and memory.
+        <div>
+          <dt>Probed port</dt>
+          <dd>
+            <ProbedPort app={app} />
+          </dd>
+        </div>
+        <div>
+          <dt>Plan</dt>
+          <dd>
+            {planLabel(app.plan)} <span class="muted">({formatDa(app.billing.next_price)} a month)</span>
+          </dd>
+        </div>
+        <div>
+          <dt>Billing</dt>
+          <dd data-billing="summary">
+            {billing.summary} <a href="/console/billing">Wallet</a>
+          </dd>
+        </div>
+        <HealthFact health={app.health} locale={viewer.locale} />
+        <div>
+          <dt>Created</dt>
+          <dd>
+            <DateTime iso={app.created_at} locale={viewer.locale} />
+          </dd>
+        </div>
+      </dl>
+      {billing.warning && (
+        <p class="alert" data-billing="warning">
+          {billing.warning}
         </p>
-        <DeployHistory appId={app.id} deploys={props.deploys} locale={viewer.locale} csrfToken={viewer.csrfToken} />
-      </div>
-      <p class="visually-hidden" role="status" data-app-announce=""></p>
-      {props.logs && <LogsSection {...props.logs} />}
-      <DomainsSection appId={app.id} csrfToken={viewer.csrfToken} locale={viewer.locale} {...props.domains} />
-      <EnvSection app={app} csrfToken={viewer.csrfToken} rows={props.envRows} paste={props.envPaste} flash={props.flash} />
-      <HealthSection app={app} csrfToken={viewer.csrfToken} form={props.healthForm} />
-      <PushSection app={app} csrfToken={viewer.csrfToken} state={props.push} />
-      <section class="card" id="settings" aria-labelledby="settings-heading">
-        <h2 id="settings-heading">Settings</h2>
-        <p class="lead">The name changes at once; the source settings are used from the next deploy.</p>
-        <form method="post" action={`/console/apps/${app.id}/settings`} class="form-card" novalidate>
-          <Csrf token={viewer.csrfToken} />
-          <SettingsFields
-            values={{ ...settingsOf(app), ...props.values }}
-            errors={props.errors}
-            subdomainFixed={props.subdomainFixed}
-            appsDomain={props.appsDomain}
-          />
-          <button type="submit">Save settings</button>
-        </form>
-      </section>
-      <section class="card danger-zone" aria-labelledby="delete-heading">
-        <h2 id="delete-heading">Delete this app</h2>
-        <p>Its instance, images, deploy logs and settings are removed, and its address stops answering.</p>
-        <a class="button danger" href={`/console/apps/${app.id}/delete`}>
-          Delete
-        </a>
-      </section>
-    </Layout>
+      )}
+      {latest?.status === "failed" && <FailurePanel appId={app.id} deploy={latest} stillServing={app.status === "running"} />}
+      {app.env.failure && <EnvFailurePanel app={app} level={2} />}
+      <ControlsCard app={app} csrfToken={viewer.csrfToken} />
+      <DeployHistory appId={app.id} deploys={latest ? [latest] : []} locale={viewer.locale} csrfToken={viewer.csrfToken} latestOnly />
+    </>
   );
+  return <AppFrame viewer={viewer} app={app} tab="overview" flash={props.flash} live={live} />;
 }
 
 /**

@@ -1,73 +1,27 @@
-import { type Context, Hono } from "hono";
-import { servingInstance } from "../../apps/instance-state";
+import { Hono } from "hono";
 import { appController } from "../../apps/app-controller";
 import { readDeployLog } from "../../apps/deploy-log";
 import { PLANS, type PlanId } from "../../apps/plans";
 import { createApp } from "../../apps/service";
 import { AppSettingsRequest, HealthCheckForm, NewAppRequest, PlanRequest } from "../../apps/settings";
-import { type AppRow, getDeploy, getOwnedApp, latestDeploy, listApps, listDeploys, viewApp, viewDeploy } from "../../apps/store";
-import { addRefusal } from "../../domains/refusals";
-import { expiryNotes, planChangeBlocked, viewAppDomains } from "../../domains/service";
-import { readEnv } from "../../envvars/store";
+import { type AppRow, getDeploy, listApps, viewDeploy } from "../../apps/store";
+import { planChangeBlocked } from "../../domains/service";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
 import { AppListPage, NewAppPage } from "./app-list";
-import { AppPage, type AppPageProps } from "./app-page";
+import { OverviewPage } from "./app-page";
+import { type Page, appPath, ownedApp, renderSettings, viewOf } from "./app-tab-pages";
 import { DeleteAppPage } from "./app-controls";
 import { DeployLogPage } from "./deploy-panel";
-import { logsSectionProps } from "./logs-section";
 import { type Flash, setFlash, takeFlash } from "./flash";
 import { type FieldErrors, readForm } from "./forms";
 import { loadViewer, render } from "./layout";
 
-export type Page = Context<AppEnv>;
-
 /** A controller's answer, as the pages read it. */
 type ControlAnswer = { outcome: string; message?: string };
 
-export const appPath = (id: string) => `/console/apps/${id}`;
-
-/** The signed-in viewer's app (another account's answers 404 like a missing one). */
-export const ownedApp = (c: Page) => getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
-
-async function viewOf(c: Page, row: AppRow) {
-  const [latest, instance] = await Promise.all([latestDeploy(c.env, row.id), servingInstance(c.env, row, c.get("deps").now())]);
-  return viewApp(row, latest, c.get("config").APPS_DOMAIN, c.req.url, instance);
-}
-
-/**
- * Everything the app page needs, read fresh. `form` shows a form as typed instead of as saved: the
- * add-domain form with its error (`hostname`, `error`), or the Environment forms (`envRows`, `envPaste`).
- */
-export async function appPageProps(
-  c: Page,
-  row: AppRow,
-  form: { hostname?: string; error?: string } & Partial<Pick<AppPageProps, "envRows" | "envPaste" | "healthForm">> = {},
-): Promise<AppPageProps> {
-  const { envRows, envPaste, healthForm, ...domainForm } = form;
-  const domains = await viewAppDomains(c.env, row);
-  // Why a domain cannot be added now (plan, app not running), said before anyone tries.
-  const blocked = addRefusal({ appStatus: row.status, plan: row.plan, domainCount: 0, hostnameTaken: false });
-  const saved = envRows ? null : await readEnv(c.env, row.id);
-  return {
-    viewer: await loadViewer(c),
-    app: await viewOf(c, row),
-    deploys: (await listDeploys(c.env, row.id)).map((deploy) => viewDeploy(deploy, row)),
-    subdomainFixed: row.firstDeployAt !== null,
-    appsDomain: c.get("config").APPS_DOMAIN,
-    domains: {
-      domains,
-      provider: c.get("config").HOSTNAME_PROVIDER,
-      recheckSeconds: c.get("config").DOMAIN_RECHECK_SECONDS,
-      expired: await expiryNotes(c.env, row.id, c.get("deps").now()),
-      blocked: blocked?.message ?? null,
-      ...domainForm,
-    },
-    envRows: envRows ?? { version: saved?.version ?? 0, rows: saved?.variables ?? [] },
-    envPaste,
-    healthForm,
-  };
-}
+/** Where the Settings tab's forms lead back to. */
+const settingsPath = (id: string) => `${appPath(id)}/settings`;
 
 /**
  * Runs a control through the app's controller (the one place changes to an app are serialised)
@@ -101,8 +55,9 @@ function placeErrors(errors: FieldErrors): FieldErrors {
 }
 
 /**
- * The app pages under /console/apps: the list, New app, an app's page with its controls and
- * settings, Delete with its confirmation, and a deploy's log. Plain forms, each answered with a
+ * The app pages under /console/apps: the list, New app, an app's Overview with its controls, the
+ * Settings tab's forms, Delete with its confirmation, and a deploy's log (the other tabs are in
+ * app-tab-pages). Plain forms, each answered with a
  * redirect and a flash, so everything works without script.
  */
 export const appPages = new Hono<AppEnv>()
@@ -128,32 +83,33 @@ export const appPages = new Hono<AppEnv>()
     return c.redirect(appPath(created.app.id), 303);
   })
   .get("/:id", async (c) => {
+    // A log search made when the logs were on this page: the Logs tab answers it now.
+    const search = new URL(c.req.url).search;
+    if (["q", "since", "until"].some((name) => c.req.query(name) !== undefined)) return c.redirect(`${appPath(c.req.param("id"))}/logs${search}`, 303);
     const flash = await takeFlash(c);
     const row = await ownedApp(c);
-    return render(c, <AppPage {...await appPageProps(c, row)} logs={await logsSectionProps(c, row.id)} flash={flash} />);
+    return render(c, <OverviewPage viewer={await loadViewer(c)} app={await viewOf(c, row)} flash={flash} />);
   })
   .post("/:id/settings", async (c) => {
     const row = await ownedApp(c);
     const form = await readForm(c, AppSettingsRequest);
-    if (!form.ok) return render(c, <AppPage {...await appPageProps(c, row)} values={form.values} errors={placeErrors(form.errors)} />, 400);
+    if (!form.ok) return renderSettings(c, row, { values: form.values, errors: placeErrors(form.errors) }, 400);
     const saved = await appController(c.env, row.id).changeSettings({ appId: row.id, settings: form.data, now: c.get("deps").now() });
     if ("outcome" in saved) {
       await setFlash(c, { error: saved.message });
-      return c.redirect(appPath(row.id), 303);
+      return c.redirect(settingsPath(row.id), 303);
     }
-    if (!saved.ok) {
-      return render(c, <AppPage {...await appPageProps(c, row)} values={form.values} errors={{ [saved.field]: saved.message }} />, 409);
-    }
+    if (!saved.ok) return renderSettings(c, row, { values: form.values, errors: { [saved.field]: saved.message } }, 409);
     await setFlash(c, { notice: "Settings saved. The next deploy uses them." });
-    return c.redirect(appPath(row.id), 303);
+    return c.redirect(settingsPath(row.id), 303);
   })
   .post("/:id/health-check", async (c) => {
     const row = await ownedApp(c);
     const form = await readForm(c, HealthCheckForm);
-    if (!form.ok) return render(c, <AppPage {...await appPageProps(c, row, { healthForm: { values: form.values, errors: form.errors } })} />, 400);
+    if (!form.ok) return renderSettings(c, row, { healthForm: { values: form.values, errors: form.errors } }, 400);
     const saved = await appController(c.env, row.id).changeSettings({ appId: row.id, settings: { health_check: form.data }, now: c.get("deps").now() });
     await setFlash(c, "outcome" in saved ? { error: saved.message } : { notice: "Health check saved. The next check and the next deploy use it." });
-    return c.redirect(`${appPath(row.id)}#health-check`, 303);
+    return c.redirect(`${settingsPath(row.id)}#health-check`, 303);
   })
   .post("/:id/deploy", async (c) => {
     const app = await ownedApp(c);

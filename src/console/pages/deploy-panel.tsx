@@ -39,13 +39,14 @@ export function FailurePanel(props: { appId: string; deploy: DeployView; stillSe
 }
 
 /**
- * Every deploy of the app, newest first, each with its commit, image, log and, while its image is
- * kept, Rollback. When it finished is on its log page.
+ * Every deploy of the app, newest first (or, on the Overview, the latest one with the way to the
+ * others), each with its commit, image, log and, while its image is kept, Rollback. When it
+ * finished is on its log page.
  */
-export function DeployHistory(props: { appId: string; deploys: DeployView[]; locale: string; csrfToken: string }) {
+export function DeployHistory(props: { appId: string; deploys: DeployView[]; locale: string; csrfToken: string; latestOnly?: boolean }) {
   return (
-    <section class="card" aria-labelledby="deploys-heading">
-      <h2 id="deploys-heading">Deploys</h2>
+    <section class="card" id="deploys" aria-labelledby="deploys-heading">
+      <h2 id="deploys-heading">{props.latestOnly ? "Latest deploy" : "Deploys"}</h2>
       {props.deploys.length === 0 ? (
         <EmptyState title="No deploys yet">Press Deploy to build the branch and start the app. Each deploy keeps its log here.</EmptyState>
       ) : (
@@ -95,7 +96,13 @@ export function DeployHistory(props: { appId: string; deploys: DeployView[]; loc
               ))}
             </tbody>
           </table>
-          <p class="hint">The images of the last 5 live deploys are kept: Rollback runs one again with the current variables, with no rebuild and no charge.</p>
+          {props.latestOnly ? (
+            <p class="hint">
+              <a href={`/console/apps/${props.appId}/deploys`}>All deploys</a>, with their logs and Rollback.
+            </p>
+          ) : (
+            <p class="hint">The images of the last 5 live deploys are kept: Rollback runs one again with the current variables, with no rebuild and no charge.</p>
+          )}
         </div>
       )}
     </section>

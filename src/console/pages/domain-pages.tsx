@@ -1,14 +1,12 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { getOwnedApp } from "../../apps/store";
 import { addDomain, removeDomain, verifyDomain, verifyWait, verifyWaitMessage } from "../../domains/service";
 import { getDomain } from "../../domains/store";
 import { DOMAIN_BADGES } from "../../domains/states";
 import type { AppEnv } from "../../http/context";
 import { ERROR_STATUS, notFound } from "../../http/errors";
 import { NO_SUCH_DOMAIN } from "../api/domains";
-import { appPageProps } from "./app-pages";
-import { AppPage } from "./app-page";
+import { ownedApp, renderDomains } from "./app-tab-pages";
 import { Csrf } from "./components";
 import { setFlash } from "./flash";
 import { readForm } from "./forms";
@@ -18,8 +16,7 @@ type Page = Context<AppEnv>;
 
 const HostnameForm = z.object({ hostname: z.string().max(1024).default("") });
 
-const ownedApp = (c: Page) => getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
-const domainsPath = (appId: string) => `/console/apps/${appId}#domains`;
+const domainsPath = (appId: string) => `/console/apps/${appId}/domains`;
 
 async function ownedDomain(c: Page) {
   const app = await ownedApp(c);
@@ -41,7 +38,7 @@ function RemoveDomainPage(props: { viewer: Viewer; appId: string; appName: strin
         </p>
         <form method="post" action={`${base}/remove`} class="row-actions">
           <Csrf token={props.viewer.csrfToken} />
-          <a class="button secondary" href={`/console/apps/${props.appId}#domains`}>
+          <a class="button secondary" href={domainsPath(props.appId)}>
             Cancel
           </a>
           <button type="submit" class="danger">
@@ -54,7 +51,7 @@ function RemoveDomainPage(props: { viewer: Viewer; appId: string; appName: strin
 }
 
 /**
- * The Custom domains forms of the app page: add (errors under the field, the page shown again),
+ * The Domains tab's forms: add (errors under the field, the page shown again),
  * Verify now, and Remove with its confirmation. Plain forms answered with a redirect and a flash.
  */
 export const domainPages = new Hono<AppEnv>()
@@ -65,8 +62,7 @@ export const domainPages = new Hono<AppEnv>()
     const { now, uuid } = c.get("deps");
     const added = await addDomain(c.env, { app, hostname, id: uuid(), now: now() });
     if (!added.ok) {
-      const props = await appPageProps(c, app, { hostname, error: added.message });
-      return render(c, <AppPage {...props} />, ERROR_STATUS[added.code] as 400 | 403 | 409);
+      return renderDomains(c, app, { hostname, error: added.message }, ERROR_STATUS[added.code] as 400 | 403 | 409);
     }
     const every = c.get("config").DOMAIN_RECHECK_SECONDS;
     await setFlash(c, { notice: `${added.domain.hostname} added. Create the DNS record shown for it; it is checked every ${every} seconds.` });

@@ -183,7 +183,7 @@ export function DomainsSection(props: DomainsSectionProps) {
         )}
         {waiting && (
           <p class="hint" data-domains-refresh="">
-            Checks run on their own. <a href={`/console/apps/${props.appId}#domains`}>Refresh</a> to see the latest.
+            Checks run on their own. <a href={`/console/apps/${props.appId}/domains`}>Refresh</a> to see the latest.
           </p>
         )}
         {props.blocked && <p class="hint">{props.blocked}</p>}

@@ -7,8 +7,7 @@ import { type EnvVariable, validateVariables } from "../../envvars/rules";
 import { ENV_CHANGED_MESSAGE, type EnvEffect, type EnvSaveResult } from "../../envvars/save";
 import { readEnv } from "../../envvars/store";
 import type { AppEnv } from "../../http/context";
-import { AppPage } from "./app-page";
-import { type Page, appPageProps, appPath, ownedApp } from "./app-pages";
+import { type Page, appPath, ownedApp, renderEnvironment } from "./app-tab-pages";
 import { EnvPreviewPage, type EnvPasteForm } from "./env-section";
 import { setFlash } from "./flash";
 import { loadViewer, render } from "./layout";
@@ -16,7 +15,7 @@ import { loadViewer, render } from "./layout";
 /** Rows a form may carry; more is not an editor anyone types into. */
 const MAX_FORM_ROWS = 1000;
 
-const sectionPath = (id: string) => `${appPath(id)}#environment`;
+const sectionPath = (id: string) => `${appPath(id)}/environment`;
 
 /** A posted form's text fields. */
 async function formFields(c: Page): Promise<Record<string, string>> {
@@ -38,7 +37,7 @@ function savedNotice(app: AppRow, effect: EnvEffect): string {
   return "Environment variables saved. They are used from the first deploy.";
 }
 
-/** Saves through the app's controller and goes back to the app page with the outcome. */
+/** Saves through the app's controller and goes back to the Environment tab with the outcome. */
 async function saveAndReturn(c: Page, app: AppRow, version: number, variables: EnvVariable[]) {
   const result: EnvSaveResult = await appController(c.env, app.id).saveEnv({ appId: app.id, version, variables, now: c.get("deps").now() });
   await setFlash(c, result.outcome === "refused" ? { section: "environment", error: result.message } : { section: "environment", notice: savedNotice(app, result.effect) });
@@ -51,7 +50,7 @@ async function preview(c: Page, app: AppRow, props: { version: number; paste: En
 }
 
 /**
- * The Environment section's forms (issue 14), under /console/apps. The rows form saves the whole
+ * The Environment tab's forms (issue 14), under /console/apps. The rows form saves the whole
  * set or adds a row; the paste form shows a preview first and saves on its second post. Messages
  * appear under their rows; nothing is saved while any row is invalid.
  */
@@ -69,12 +68,12 @@ export const envPages = new Hono<AppEnv>()
     }
     const version = versionOf(fields);
     if (fields.action === "add") {
-      return render(c, <AppPage {...await appPageProps(c, app, { envRows: { version, rows: [...rows, { key: "", value: "" }] } })} />);
+      return renderEnvironment(c, app, { rows: { version, rows: [...rows, { key: "", value: "" }] } });
     }
     const errors = validateVariables(rows);
     if (errors.length > 0) {
       const byRow = Object.fromEntries(errors.map((e) => [e.row, e.messages]));
-      return render(c, <AppPage {...await appPageProps(c, app, { envRows: { version, rows, errors: byRow } })} />, 400);
+      return renderEnvironment(c, app, { rows: { version, rows, errors: byRow } }, 400);
     }
     return saveAndReturn(c, app, version, rows);
   })
@@ -90,7 +89,7 @@ export const envPages = new Hono<AppEnv>()
     }
     const plan = planPaste(current.variables, { ...paste, confirm: fields.confirm?.trim() });
     if (plan.kind === "invalid") {
-      return render(c, <AppPage {...await appPageProps(c, app, { envRows: { version: current.version, rows: current.variables }, envPaste: { ...paste, errors: plan.errors } })} />, 400);
+      return renderEnvironment(c, app, { rows: { version: current.version, rows: current.variables }, paste: { ...paste, errors: plan.errors } }, 400);
     }
     if (fields.step !== "save") return preview(c, app, { version, paste, diff: plan.diff }, 200);
     if (plan.kind === "needs_confirmation") {

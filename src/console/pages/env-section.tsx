@@ -7,7 +7,7 @@ import type { Flash } from "./flash";
 import { FlashMessages, Layout, type Viewer } from "./layout";
 
 /**
- * The `Environment` section of the app page (issue 14): one row per variable (key, value, Remove),
+ * The `Environment` tab of an app (issue 14): one row per variable (key, value, Remove),
  * `Add variable`, and a paste box with merge or replace that leads to a preview before anything
  * is saved. Plain forms: without script, Add variable and the preview are server round trips.
  */
@@ -32,6 +32,29 @@ const textareaText = (text: string) => `\n${text}`;
 
 export const envPath = (appId: string) => `/console/apps/${appId}/env`;
 
+/**
+ * A save whose new instance failed its check: the running instance keeps the previous set. Shown
+ * where the variables are edited and on the app's Overview.
+ */
+export function EnvFailurePanel(props: { app: AppView; level?: 2 | 3 }) {
+  const failure = props.app.env.failure;
+  if (!failure) return null;
+  const Heading = props.level === 2 ? "h2" : "h3";
+  return (
+    <section class="failure-panel" aria-labelledby="env-failure-heading" data-env-failure="">
+      <Heading id="env-failure-heading">The running instance still has the previous set of variables</Heading>
+      <p class="failure-message">{failure.message}</p>
+      <p>The saved variables are kept; the app keeps serving with the previous set. A Redeploy starts it with the saved ones.</p>
+      {failure.log && (
+        <details>
+          <summary>Log of the failed check</summary>
+          <pre class="log">{failure.log}</pre>
+        </details>
+      )}
+    </section>
+  );
+}
+
 /** What the running instance has, said where the variables are edited; a save being applied comes before an earlier failure. */
 function EnvState(props: { app: AppView }) {
   const { app } = props;
@@ -40,25 +63,11 @@ function EnvState(props: { app: AppView }) {
     return (
       <p class="hint" data-env-applying="">
         A new instance with the saved variables is starting. The running instance keeps the previous set until the new one answers.{" "}
-        <a href={`/console/apps/${app.id}#environment`}>Refresh</a>
+        <a href={`/console/apps/${app.id}/environment`}>Refresh</a>
       </p>
     );
   }
-  if (env.failure) {
-    return (
-      <section class="failure-panel" aria-labelledby="env-failure-heading" data-env-failure="">
-        <h3 id="env-failure-heading">The running instance still has the previous set of variables</h3>
-        <p class="failure-message">{env.failure.message}</p>
-        <p>The saved variables are kept; the app keeps serving with the previous set. A Redeploy starts it with the saved ones.</p>
-        {env.failure.log && (
-          <details>
-            <summary>Log of the failed check</summary>
-            <pre class="log">{env.failure.log}</pre>
-          </details>
-        )}
-      </section>
-    );
-  }
+  if (env.failure) return <EnvFailurePanel app={app} />;
   if (app.status === "not_deployed" || app.status === "failed") return <p class="hint">Saved variables are used from the first deploy.</p>;
   if (env.version > env.applied_version) return <p class="hint">The saved variables are used when the app next starts.</p>;
   return <p class="hint">Saving a change starts a new instance with the new variables; traffic switches once it answers.</p>;
@@ -227,7 +236,7 @@ export function EnvPreviewPage(props: { viewer: Viewer; app: AppView; version: n
             </div>
           )}
           <div class="row-actions">
-            <a class="button secondary" href={`/console/apps/${app.id}#environment`}>
+            <a class="button secondary" href={`/console/apps/${app.id}/environment`}>
               Cancel
             </a>
             <button type="submit" class={deleting ? "danger" : undefined}>

@@ -54,7 +54,7 @@ export function LogsSection(props: LogsSectionProps) {
       <p class="lead">
         The app's output (the last 10,000 lines are kept). Values of its environment variables are shown as <code>****</code>.
       </p>
-      <form method="get" action={`/console/apps/${appId}#logs`} class="inline-form" id="logs-search" role="search">
+      <form method="get" action={`/console/apps/${appId}/logs`} class="inline-form" id="logs-search" role="search">
         <label>
           Search text <input type="search" name="q" value={search?.q ?? ""} maxlength={200} />
         </label>
@@ -65,7 +65,7 @@ export function LogsSection(props: LogsSectionProps) {
           To (UTC) <input type="datetime-local" name="until" value={search?.until ?? ""} step={1} />
         </label>
         <button type="submit">Search logs</button>
-        <a href={`/console/apps/${appId}#logs`} data-logs-live="" hidden={!search}>
+        <a href={`/console/apps/${appId}/logs`} data-logs-live="" hidden={!search}>
           Back to live logs
         </a>
       </form>

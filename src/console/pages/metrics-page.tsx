@@ -1,13 +1,15 @@
 import { Hono } from "hono";
 import { type PlanId, planLimits } from "../../apps/plans";
-import { listDeploys } from "../../apps/store";
+import { type AppView, listDeploys } from "../../apps/store";
 import type { AppEnv } from "../../http/context";
 import { appMetrics } from "../../metrics/app-metrics";
 import { HEIGHT, WIDTH, lineSegments, niceCeiling, xOf } from "../../metrics/chart";
 import { type Point, fillPoints, parseMetricsQuery } from "../../metrics/series";
-import { appPath, ownedApp } from "./app-pages";
+import { appPath, ownedApp, viewOf } from "./app-tab-pages";
+import { AppFrame } from "./app-tabs";
+import { type Flash, takeFlash } from "./flash";
 import { formatBytes } from "./format";
-import { Layout, loadViewer, render, type Viewer } from "./layout";
+import { loadViewer, render, type Viewer } from "./layout";
 
 /** The ranges the page offers: the last hour by minute, the last day and week by hour. */
 const RANGES = { "1h": { label: "Last hour", step: 60, seconds: 3600 }, "24h": { label: "24 hours", step: 3600, seconds: 86400 }, "7d": { label: "7 days", step: 3600, seconds: 7 * 86400 } } as const;
@@ -95,7 +97,8 @@ function Chart(props: ChartProps) {
 
 interface MetricsPageProps {
   viewer: Viewer;
-  app: { id: string; name: string };
+  app: AppView;
+  flash?: Flash | null;
   range: Range;
   points: Point[];
   memoryLimit: number;
@@ -109,9 +112,7 @@ export function MetricsPage(props: MetricsPageProps) {
   const common = { labels, events: props.events };
   const count = (v: number) => String(Math.round(v));
   return (
-    <Layout title={`Metrics · ${props.app.name}`} viewer={props.viewer} section="apps">
-      <p><a href={appPath(props.app.id)}>← {props.app.name}</a></p>
-      <h1>Metrics</h1>
+    <AppFrame viewer={props.viewer} app={props.app} tab="metrics" flash={props.flash}>
       <nav aria-label="Time range" class="ranges">
         {(Object.keys(RANGES) as Range[]).map((r, i) => (
           <>
@@ -136,7 +137,7 @@ export function MetricsPage(props: MetricsPageProps) {
       <Chart id="memory" title="Memory" unit={formatBytes} limit={{ value: props.memoryLimit, label: `plan: ${formatBytes(props.memoryLimit)}` }} {...common} series={[
         { name: "Memory in use", values: props.points.map((p) => p.memory_bytes), color: "#1a7f37" },
       ]} />
-    </Layout>
+    </AppFrame>
   );
 }
 
@@ -158,5 +159,5 @@ export const metricsPages = new Hono<AppEnv>().get("/:id/metrics", async (c) => 
     ...points.flatMap((p, index) => (p.restarts > 0 ? [{ index, label: `${p.restarts} restart${p.restarts > 1 ? "s" : ""}` }] : [])),
   ];
   const limits = planLimits(row.plan as PlanId);
-  return render(c, <MetricsPage viewer={await loadViewer(c)} app={{ id: row.id, name: row.name }} range={range} points={points} memoryLimit={limits.memoryBytes} cpuLimit={limits.cpus} events={events} />);
+  return render(c, <MetricsPage viewer={await loadViewer(c)} app={await viewOf(c, row, false)} flash={await takeFlash(c)} range={range} points={points} memoryLimit={limits.memoryBytes} cpuLimit={limits.cpus} events={events} />);
 });

@@ -3,10 +3,11 @@ import { appController } from "../../apps/app-controller";
 import type { AppEnv } from "../../http/context";
 import { sourceTokenProblem } from "../../source/token";
 import { rotateWebhookSecret } from "../../webhooks/secret";
-import { AppPage } from "./app-page";
-import { appPageProps, appPath, ownedApp } from "./app-pages";
+import { appPath, ownedApp, renderSettings } from "./app-tab-pages";
 import { setFlash } from "./flash";
-import { render } from "./layout";
+
+/** Where these forms lead back to: their section of the Settings tab. */
+const pushPath = (id: string) => `${appPath(id)}/settings#push`;
 
 /**
  * The page forms of the "Private repository and deploy on push" section: save or remove the
@@ -19,19 +20,19 @@ export const pushPages = new Hono<AppEnv>()
     const form = await c.req.parseBody();
     const token = typeof form.source_token === "string" ? form.source_token.trim() : "";
     const problem = sourceTokenProblem(token);
-    if (problem) return render(c, <AppPage {...await appPageProps(c, row)} push={{ tokenError: problem }} />, 400);
+    if (problem) return renderSettings(c, row, { push: { tokenError: problem } }, 400);
     const saved = await appController(c.env, row.id).changeSettings({ appId: row.id, settings: { source_token: token }, now: c.get("deps").now() });
     await setFlash(c, "outcome" in saved || !saved.ok ? { error: saved.message } : { notice: "Access token saved. The next deploy uses it; it is not shown again." });
-    return c.redirect(appPath(row.id), 303);
+    return c.redirect(pushPath(row.id), 303);
   })
   .post("/:id/source-token/remove", async (c) => {
     const row = await ownedApp(c);
     const saved = await appController(c.env, row.id).changeSettings({ appId: row.id, settings: { source_token: null }, now: c.get("deps").now() });
     await setFlash(c, "outcome" in saved || !saved.ok ? { error: saved.message } : { notice: "Access token removed. The next deploy fetches the repository as a public one." });
-    return c.redirect(appPath(row.id), 303);
+    return c.redirect(pushPath(row.id), 303);
   })
   .post("/:id/webhook/rotate", async (c) => {
     const row = await ownedApp(c);
     const { secret } = await rotateWebhookSecret(c.env, row, c.req.url);
-    return render(c, <AppPage {...await appPageProps(c, (await ownedApp(c)))} push={{ secret }} />);
+    return renderSettings(c, await ownedApp(c), { push: { secret } });
   });

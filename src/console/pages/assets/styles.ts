@@ -109,6 +109,10 @@ time[title], abbr[title] { text-decoration: underline dotted #9aa3b2; text-under
 .badge.app-not_deployed, .badge.app-stopped, .badge.deploy-superseded { background: #f2f4f7; border-color: #d0d5dd; color: var(--muted); }
 .title-row { display: flex; align-items: center; gap: 12px; flex-wrap: wrap; margin-bottom: 12px; }
 .title-row h1 { margin: 0; }
+.tabs { display: flex; gap: 2px; flex-wrap: wrap; border-bottom: 1px solid var(--line); margin: 0 0 20px; }
+.tabs a { padding: 8px 12px; text-decoration: none; color: var(--muted); border-bottom: 3px solid transparent; margin-bottom: -1px; font-weight: 500; }
+.tabs a:hover { color: var(--ink); }
+.tabs a[aria-current="page"] { color: var(--ink); border-bottom-color: var(--accent); font-weight: 600; }
 .facts { display: flex; gap: 12px 32px; flex-wrap: wrap; margin: 0 0 20px; }
 .facts dt { color: var(--muted); font-size: .85em; font-weight: 600; text-transform: uppercase; letter-spacing: .3px; }
 .facts dd { margin: 2px 0 0; }
