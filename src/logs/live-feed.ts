@@ -213,6 +213,8 @@ export class LogFeed {
               if (!closed) c.enqueue(encoder.encode(": keep-alive\n\n"));
               return;
             }
+            // Woken by a line: the rest of the engine's chunk comes in the same piece.
+            await new Promise((resolve) => setTimeout(resolve, 0));
           }
         },
         cancel: () => {

@@ -1,73 +1,16 @@
 import { env } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { database } from "../../src/db/client";
-import { apps } from "../../src/db/schema";
 import { runtimeLogsPrefix } from "../../src/logs/chunks";
-import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
+import { type AppJson, httpdFiles, publishRepository, signedUpClient } from "./apps-helpers";
 import type { ConsoleClient } from "./helpers";
+import { type Line, SECRET, followers, liveApp, print, readEvents, unique } from "./logs-helpers";
 
 // Live logs: the runtime output's JSON search and SSE stream, their ownership and parameters, the
 // masking of env values, and what is kept. The engine is the fake Docker Engine (RUNTIME_URL);
 // its test-only /fake routes make an instance print lines and count open follow calls.
 
-const engine = (env as unknown as { RUNTIME_URL: string }).RUNTIME_URL;
-const SECRET = "s3cr3t-value-0042";
-let n = 0;
-const unique = (base: string) => `${base}-${Date.now() % 100000}-${++n}`;
-
-interface Line {
-  at: number;
-  stream: "stdout" | "stderr";
-  text: string;
-}
-
-async function liveApp(): Promise<{ client: ConsoleClient; app: AppJson; instanceId: string }> {
-  const client = await signedUpClient();
-  const repository = await publishRepository(unique("logs"), httpdFiles("<p>logs</p>"));
-  const app = await client.json<AppJson>("POST", "/console/api/apps", { name: "Logs", repository, subdomain: unique("logs") });
-  await client.json("PUT", `/console/api/apps/${app.id}/env`, { version: 0, variables: [{ key: "API_TOKEN", value: SECRET }, { key: "SHORT", value: "ab" }] });
-  await client.json("POST", `/console/api/apps/${app.id}/deploy`);
-  expect((await waitForDeploy(client, app.id)).latest_deploy?.status).toBe("live");
-  const row = await database(env).select().from(apps).where(eq(apps.id, app.id)).get();
-  return { client, app, instanceId: row!.instanceId! };
-}
-
-async function print(instanceId: string, text: string, stream: 1 | 2 = 1): Promise<void> {
-  const res = await fetch(`${engine}/fake/containers/${instanceId}/print`, { method: "POST", body: JSON.stringify({ text, stream }) });
-  expect(res.status).toBe(204);
-}
-
-async function followers(instanceId: string): Promise<number> {
-  return ((await (await fetch(`${engine}/fake/containers/${instanceId}/followers`)).json()) as { count: number }).count;
-}
-
 async function search(client: ConsoleClient, appId: string, query = ""): Promise<Line[]> {
   return (await client.json<{ lines: Line[] }>("GET", `/console/api/apps/${appId}/logs${query}`)).lines;
-}
-
-/** Reads SSE events off a body until `until` says enough (or the time runs out). */
-async function readEvents(from: ReadableStream<Uint8Array> | ReadableStreamDefaultReader<Uint8Array>, until: (events: { id: string; data: Line }[]) => boolean, timeoutMs = 10_000) {
-  const reader = from instanceof ReadableStream ? from.getReader() : from;
-  const decoder = new TextDecoder();
-  const events: { id: string; data: Line }[] = [];
-  let text = "";
-  const deadline = Date.now() + timeoutMs;
-  while (!until(events)) {
-    if (Date.now() > deadline) throw new Error(`only ${events.length} events: ${JSON.stringify(events)}`);
-    const chunk = await reader.read();
-    if (chunk.done) break;
-    text += decoder.decode(chunk.value, { stream: true });
-    let cut: number;
-    while ((cut = text.indexOf("\n\n")) >= 0) {
-      const block = text.slice(0, cut);
-      text = text.slice(cut + 2);
-      const id = /^id: (.*)$/m.exec(block)?.[1];
-      const data = /^data: (.*)$/m.exec(block)?.[1];
-      if (id && data) events.push({ id, data: JSON.parse(data) as Line });
-    }
-  }
-  return { events, reader };
 }
 
 describe("runtime logs", () => {
