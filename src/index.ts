@@ -12,6 +12,7 @@ import { runSweep } from "./exports/sweep";
 import { defaultDeps } from "./http/context";
 import { handleNotificationBatch, sweepDeliveries } from "./notifications/deliver";
 import { NOTIFICATIONS_QUEUE } from "./notifications/raise";
+import { watchWallets } from "./notifications/wallet-watch";
 
 export { AppController } from "./apps/app-controller";
 export { ManagedDatabase } from "./databases/managed-database";
@@ -49,5 +50,8 @@ export default {
     await watchInstanceDisks(env, defaultDeps.now());
   },
     // Alert deliveries whose queue message was lost (src/notifications/deliver.ts).
+    // wallet.low: balances below the renewals due within 7 days (src/notifications/wallet-watch.ts).
+    await watchWallets(env, defaultDeps.now());
+  },
     await sweepDeliveries(env, defaultDeps.now());
 } satisfies ExportedHandler<Env>;

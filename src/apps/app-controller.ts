@@ -27,6 +27,7 @@ import { type EnvApplyRunner, type EnvSaveResult, ENV_APPLY_DEADLINE_MS, envAppl
 import type { EnvVariable } from "../envvars/rules";
 import { launchEnv } from "../envvars/store";
 import { pushRefusal, rememberPush } from "../webhooks/push";
+import { notifyDeploy } from "../notifications/hooks";
 
 /** When the next periodic health check is due (ms since the epoch), in the controller's storage. */
 const HEALTH_DUE = "health_due";
@@ -175,6 +176,7 @@ export class AppController extends DurableObject<Env> {
     // image its draining instance still runs goes at its retirement, src/apps/retire.ts).
     const runtime = this.#runtime();
     if (outcome.switched && runtime && deploy) await pruneImages(this.env, deploy.appId, runtime).catch((err: unknown) => log("warn", "images not pruned", { app_id: deploy.appId, ...describeError(err) }));
+    if (outcome.switched) await notifyDeploy(this.env, input.deployId, input.now);
     await this.#reschedule(input.now);
     return outcome;
   }
@@ -197,6 +199,7 @@ export class AppController extends DurableObject<Env> {
       }
     }
     if (deploy) await failDeployRecord(this.env, deploy, input.failure, input.now);
+    if (deploy) await notifyDeploy(this.env, deploy.id, input.now);
     if (ours) this.#clear(ours);
     await this.#reschedule(Date.now());
   }

@@ -1,5 +1,7 @@
 import { describeError, log } from "../http/log";
 import { InstanceExitedError } from "../runtime/types";
+import { appMetrics } from "../metrics/app-metrics";
+import { notifyHealth } from "../notifications/hooks";
 import type { ControlResult } from "./controls";
 import { type HealthEvent, type HealthRecord, failureMessage, healthSettings, stepHealth } from "./health";
 import { probeOnce } from "./probe";
@@ -19,6 +21,9 @@ export async function checkAppHealth(env: Env, app: AppRow, now: number, restart
   const failure = failureMessage(settings, result);
   const step = stepHealth(app.health, { kind: "probe", instanceId: app.instanceId, now, failure }, settings.graceSeconds);
   await save(env, app, step.record);
+  await notifyHealth(env, app, app.health, step.record, now);
+  // The instance's samples (CPU, memory, restarts) run while it does: they raise app.crashed and the metrics alerts.
+  await appMetrics(env, app.id).watch(app.id).catch((err: unknown) => log("warn", "metrics sampling not started", { app_id: app.id, ...describeError(err) }));
   if (!step.restart) return;
   log("warn", "app instance failed its health check; restarting", { app_id: app.id, instance_id: app.instanceId, failures: step.record?.failures });
   let event: HealthEvent | null = null;

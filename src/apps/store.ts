@@ -1,5 +1,5 @@
 import { type BillingView, viewBilling } from "../billing/app-billing";
-import { type SQL, and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { type SQL, and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { database } from "../db/client";
 import { type AppStatus, type DeployKind, type DeployStatus, type PortSource, apps, deploys } from "../db/schema";
@@ -317,6 +317,14 @@ export async function reconcileRecords(env: Env, appId?: string) {
 export async function servingApps(env: Env): Promise<{ id: string; plan: string; instanceId: string }[]> {
   const rows = await database(env).select({ id: apps.id, plan: apps.plan, instanceId: apps.instanceId }).from(apps).where(eq(apps.status, "running"));
   return rows.flatMap((r) => (r.instanceId ? [{ id: r.id, plan: r.plan, instanceId: r.instanceId }] : []));
+}
+
+/** Running, charged apps whose paid period ends by `until` (their renewal is due by then): the wallet alert (src/notifications/wallet-watch.ts). */
+export async function renewalsDueBy(env: Env, until: number): Promise<{ id: string; accountId: string; plan: string }[]> {
+  return database(env)
+    .select({ id: apps.id, accountId: apps.accountId, plan: apps.plan })
+    .from(apps)
+    .where(and(eq(apps.status, "running"), eq(apps.billingCharged, true), isNull(apps.stoppedSince), lte(apps.periodEnd, until)));
 }
 
 /** Every image and instance the app's deploys name, for Delete. */

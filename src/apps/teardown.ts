@@ -9,6 +9,7 @@ import { APP_ID_LABEL, appImageRepository } from "./launch";
 import { deleteRetireRowsOf, retireRowsOf } from "./retire-ledger";
 import { type AppRow, deleteAppRecord, deployArtifacts } from "./store";
 import { holdSubdomain } from "./subdomain-holds";
+import { forgetIncidents } from "../notifications/store";
 
 /**
  * Delete's work, run by the AppController with the app's change mark held: every instance and
@@ -31,6 +32,7 @@ export async function teardownApp(env: Env, app: AppRow, runtime: ContainerRunti
   if (runtime) await deleteRetireRowsOf(env, app.id);
   await deleteAppLogs(env.LOGS, app.id);
   await appMetrics(env, app.id).erase();
+  await forgetIncidents(env, app.id);
   await removeAppDomains(env, app.id);
   // Its subdomain stays the account's for SUBDOMAIN_HOLD_DAYS, held before the record lets it go.
   await holdSubdomain(env, { subdomain: app.subdomain, accountId: app.accountId, now: Date.now(), holdDays: getConfig(env).SUBDOMAIN_HOLD_DAYS });

@@ -1,5 +1,6 @@
 import { type AppRow, getApp, paidAppUpdate, updateApp } from "../apps/store";
 import { log } from "../http/log";
+import { notifyRenewalFailed } from "../notifications/hooks";
 import type { ContainerRuntime } from "../runtime/types";
 import { billingStateOf, planPrice } from "./app-billing";
 import { stopColumns } from "./app-events";
@@ -48,5 +49,6 @@ export async function renewIfDue(env: Env, appId: string, now: number, runtime: 
   if (runtime && app.instanceId) await runtime.stop(app.instanceId).catch(() => undefined);
   await updateApp(env, app.id, stopColumns(app, now, "payment_due"));
   log("info", "app stopped: payment due", { app_id: app.id });
+  await notifyRenewalFailed(env, app, now, planPrice(app.plan).price);
   return "payment_due";
 }

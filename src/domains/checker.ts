@@ -9,6 +9,7 @@ import { type ServiceTargets, pointsToService } from "./pointing";
 import { hostnameProvider } from "./provider";
 import { type DnsOutcome, type NextCheck, type Transition, type CheckTrigger, afterDnsCheck, afterVerifyStep } from "./states";
 import { type DomainRow, expireClaim, getDomainById, markLost, takeHostname, updateDomain } from "./store";
+import { notifyDomain } from "../notifications/hooks";
 
 /** While `Verifying…` the provider is asked again this soon (SPEC.md: route "within a few seconds"). */
 export const VERIFY_POLL_MS = 3000;
@@ -162,6 +163,7 @@ export class DomainChecker extends DurableObject<Env> {
     if (nextCheckAt === null) await this.ctx.storage.deleteAlarm();
     else await this.ctx.storage.setAlarm(waitingSince === null ? nextCheckAt : Math.min(nextCheckAt, claimExpiresAt(waitingSince, config.DOMAIN_CLAIM_DAYS)));
     if (transition.status !== row.status) log("info", "custom domain moved", { domain_id: row.id, from: row.status, to: transition.status, trigger });
+    if (transition.status !== row.status) await notifyDomain(this.env, app, row, transition.status, transition.reason, now);
   }
 
   /** A lost claim's only alarm: its expiry. */

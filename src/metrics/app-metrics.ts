@@ -6,10 +6,12 @@
  * the app.
  */
 import { DurableObject } from "cloudflare:workers";
-import { getApp } from "../apps/store";
+import { type AppRow, getApp } from "../apps/store";
 import { type PlanId, planLimits } from "../apps/plans";
 import { describeError, log } from "../http/log";
 import { runtimeFor } from "../runtime";
+import { instanceHealth } from "../runtime/instance-settings";
+import { NO_WATCH, type WatchState, watchSample } from "../notifications/app-watch";
 import type { Tally } from "./collector";
 import { type Histogram, mergeInto } from "./latency-histogram";
 import { type MetricsQuery, type StoredBucket, bucketStart } from "./series";
@@ -65,6 +67,11 @@ export class AppMetrics extends DurableObject<Env> {
     }));
   }
 
+  /** Starts the sampling if it is not running (the health check asks this of every running app). */
+  async watch(appId: string): Promise<void> {
+    await this.#ensureSampling(appId);
+  }
+
   /** The app is deleted: its metrics go with it. */
   async erase(): Promise<void> {
     await this.ctx.storage.deleteAlarm();
@@ -106,7 +113,22 @@ export class AppMetrics extends DurableObject<Env> {
       }
       for (const [step, keep] of Object.entries(KEEP_SECONDS)) this.ctx.storage.sql.exec("DELETE FROM buckets WHERE step = ? AND at < ?", Number(step), seconds - keep);
     });
+    await this.#alerts(app, nowMs, stats.memoryBytes, planLimits(app.plan as PlanId).memoryBytes, stats.restartCount);
     return true;
+  }
+
+  /** The sample's alerts (src/notifications/app-watch.ts): crashes, memory, errors; a failure is logged, the sample stands. */
+  async #alerts(app: AppRow, nowMs: number, memoryBytes: number | null, memoryLimitBytes: number, restartCount: number): Promise<void> {
+    try {
+      const run = app.instanceId ? ((await runtimeFor(this.env)?.state?.(app.instanceId)) ?? null) : null;
+      const state = run ? instanceHealth(run, nowMs) : "running";
+      const since = bucketStart(Math.floor(nowMs / 1000), 60) - 4 * 60;
+      const minutes = this.ctx.storage.sql.exec<{ at: number; total: number; errors: number }>("SELECT at, r2 + r3 + r4 + r5 AS total, r5 AS errors FROM buckets WHERE step = 60 AND at >= ?", since).toArray();
+      const look = { now: nowMs, instanceId: app.instanceId!, state, restarts: run?.restarts ?? restartCount, exitCode: run?.exitCode ?? null, oomKilled: run?.oomKilled ?? false, memoryBytes, memoryLimitBytes, minutes };
+      this.ctx.storage.kv.put("alert_watch", await watchSample(this.env, app, this.ctx.storage.kv.get<WatchState>("alert_watch") ?? NO_WATCH, look));
+    } catch (err) {
+      log("warn", "metrics alerts not evaluated", { app_id: app.id, ...describeError(err) });
+    }
   }
 
   async #ensureSampling(appId: string): Promise<void> {

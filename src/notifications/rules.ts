@@ -93,3 +93,14 @@ export function retryDelay(attempts: number): number | null {
 export function delivered(status: number): boolean {
   return status >= 200 && status < 300;
 }
+
+/**
+ * domain.error: a custom domain that served (verifying or active) moves to `error` (its DNS no
+ * longer points here, the provider refused it, a lookup failed); the incident closes when it is
+ * active again. A new claim still waiting for its DNS is not an incident.
+ */
+export function domainIncident(from: string, to: string): "open" | "close" | null {
+  if (to === "error" && (from === "active" || from === "verifying")) return "open";
+  if (to === "active" && from !== "active") return "close";
+  return null;
+}

@@ -133,3 +133,9 @@ export async function closeIncident(env: Env, subject: string, kind: string): Pr
 export async function forgetIncidents(env: Env, subject: string): Promise<void> {
   await database(env).delete(notificationIncidents).where(eq(notificationIncidents.subject, subject));
 }
+
+/** The subjects with an open incident of `kind`. */
+export async function openSubjects(env: Env, kind: string): Promise<string[]> {
+  const rows = await database(env).select({ subject: notificationIncidents.subject }).from(notificationIncidents).where(eq(notificationIncidents.kind, kind)).all();
+  return rows.map((r) => r.subject);
+}

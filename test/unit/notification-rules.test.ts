@@ -5,6 +5,7 @@ import {
   RETRY_DELAYS_SECONDS,
   crashStep,
   delivered,
+  domainIncident,
   errorsHigh,
   incidentStep,
   memoryStep,
@@ -120,4 +121,17 @@ describe("retryDelay: 6 tries over about an hour", () => {
     [404, false],
     [500, false],
   ])("HTTP %i delivered: %s", (status, ok) => expect(delivered(status)).toBe(ok));
+});
+
+describe("domainIncident: a custom domain that served moving to error", () => {
+  it.each<[string, string, ReturnType<typeof domainIncident>]>([
+    ["active", "error", "open"],
+    ["verifying", "error", "open"],
+    ["pending_dns", "error", null],
+    ["error", "error", null],
+    ["error", "active", "close"],
+    ["verifying", "active", "close"],
+    ["active", "active", null],
+    ["pending_dns", "verifying", null],
+  ])("%s -> %s: %s", (from, to, step) => expect(domainIncident(from, to)).toBe(step));
 });
