@@ -48,10 +48,9 @@ export default {
     await reconcileEngine(env, defaultDeps.now());
     // Instances past their plan's disk allowance restarted fresh (src/apps/disk-watch.ts).
     await watchInstanceDisks(env, defaultDeps.now());
-  },
     // Alert deliveries whose queue message was lost (src/notifications/deliver.ts).
+    await sweepDeliveries(env, defaultDeps.now());
     // wallet.low: balances below the renewals due within 7 days (src/notifications/wallet-watch.ts).
     await watchWallets(env, defaultDeps.now());
   },
-    await sweepDeliveries(env, defaultDeps.now());
 } satisfies ExportedHandler<Env>;
