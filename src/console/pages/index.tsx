@@ -13,6 +13,7 @@ import { metricsPages } from "./metrics-page";
 import { envPages } from "./env-pages";
 import { authPages } from "./auth-pages";
 import { billingPages } from "./billing-page";
+import { notificationPages } from "./notifications-page";
 import { databasePages } from "./database-pages";
 import { domainPages } from "./domain-pages";
 import { exportPages } from "./exports-section";
@@ -71,7 +72,7 @@ function errorPage(err: Error, c: Context<AppEnv>): Response | Promise<Response>
  * Where the pages live, below /console. Middleware is bound to these and not to `/console/*`, so
  * it never touches the JSON routes under /console/api (nor their route name in the request log).
  */
-const PAGE_PATHS = ["/", "/signin", "/signup", "/signout", "/profile", "/profile/*", "/databases", "/databases/*", "/apps", "/apps/*", "/billing", "/assets/*"];
+const PAGE_PATHS = ["/", "/signin", "/signup", "/signout", "/profile", "/profile/*", "/databases", "/databases/*", "/apps", "/apps/*", "/billing", "/notifications", "/notifications/*", "/assets/*"];
 
 /**
  * The console's web pages under /console: server-rendered HTML forms that work without any
@@ -80,7 +81,7 @@ const PAGE_PATHS = ["/", "/signin", "/signup", "/signout", "/profile", "/profile
 export const consolePages = new Hono<AppEnv>();
 for (const path of PAGE_PATHS) consolePages.use(path, consoleSecureHeaders, consoleBodyLimit(), csrfGuard());
 consolePages.route("/assets", assetRoutes);
-for (const path of ["/databases", "/databases/*", "/apps", "/apps/*", "/billing", "/profile", "/profile/*"]) consolePages.use(path, requirePageSession);
+for (const path of ["/databases", "/databases/*", "/apps", "/apps/*", "/billing", "/notifications", "/notifications/*", "/profile", "/profile/*"]) consolePages.use(path, requirePageSession);
 
 consolePages.get("/", async (c) => c.redirect((await loadSession(c)) ? HOME_PATH : "/console/signin", 303));
 consolePages.route("/", authPages);
@@ -96,4 +97,5 @@ consolePages.route("/apps", envPages);
 consolePages.route("/apps", pushPages);
 consolePages.route("/apps", metricsPages);
 consolePages.route("/billing", billingPages);
+consolePages.route("/notifications", notificationPages);
 consolePages.onError(errorPage);

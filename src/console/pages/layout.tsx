@@ -26,7 +26,7 @@ export async function loadViewer(c: Context<AppEnv>): Promise<Viewer> {
 export const viewerLocale = (c: Context) => pickLocale(c.req.header("Accept-Language"));
 
 /** The navigation entry a page belongs to (marked `aria-current`). */
-export type Section = "databases" | "apps" | "billing" | "profile";
+export type Section = "databases" | "apps" | "billing" | "notifications" | "profile";
 
 interface LayoutProps {
   title: string;
@@ -69,6 +69,7 @@ export function Layout(props: LayoutProps) {
                   {nav("/console/databases", "Databases", "databases")}
                   {nav("/console/apps", "Apps", "apps")}
                   {nav("/console/billing", "Billing", "billing")}
+                  {nav("/console/notifications", "Notifications", "notifications")}
                   {nav("/console/profile", "Profile", "profile")}
                 </nav>
                 <div class="who">
