@@ -78,8 +78,11 @@ interface Subscriber {
   joined: number;
   last: LogCursor | null;
   catchUp: { resume: LogCursor; call: AbortController; lines?: AsyncIterator<LogLine>; ids: LogIds } | null;
-  close: () => void;
+  closed: boolean;
+  controller: ReadableStreamDefaultController<Uint8Array> | null;
 }
+
+const encoder = new TextEncoder();
 
 export class LogFeed {
   #entries: Entry[] = [];
@@ -128,7 +131,7 @@ export class LogFeed {
       this.#first++;
       this.#complete = false;
     }
-    for (const sub of this.#subscribers.values()) if (tooSlow(sub.seq, sub.joined, this.#first, this.#next, sub.catchUp !== null)) sub.close();
+    for (const sub of this.#subscribers.values()) if (tooSlow(sub.seq, sub.joined, this.#first, this.#next, sub.catchUp !== null)) this.#close(sub);
     this.#wake();
   }
 
@@ -136,10 +139,6 @@ export class LogFeed {
   end(): void {
     this.#ended = true;
     this.#wake();
-  }
-
-  get ended(): boolean {
-    return this.#ended;
   }
 
   #wake(): void {
@@ -167,58 +166,27 @@ export class LogFeed {
    * It ends when the viewer leaves (`leave`, or its stream is cancelled), is too slow, or the feed ends.
    */
   subscribe(viewer: string, resume: Resume | null): ReadableStream<Uint8Array> {
-    const encoder = new TextEncoder();
     const start = startPosition(this.#entries, this.#first, this.#complete, resume, this.options.tag);
     const same = resume && resume.instance === this.options.tag ? { at: resume.at, n: resume.n } : null;
-    let closed = false;
-    let controller!: ReadableStreamDefaultController<Uint8Array>;
     const sub: Subscriber = {
       viewer,
       seq: start.catchUp ? this.#next : start.seq,
       joined: this.#next,
       last: same,
       catchUp: start.catchUp && same ? { resume: same, call: new AbortController(), ids: new LogIds(same, this.options.tag) } : null,
-      close: () => {
-        if (closed) return;
-        closed = true;
-        this.#leave(sub);
-        try {
-          controller.close();
-        } catch {
-          // Cancelled meanwhile: nothing to close.
-        }
-        this.#wake();
-      },
+      closed: false,
+      controller: null,
     };
-    this.#subscribers.get(viewer)?.close();
     this.#subscribers.set(viewer, sub);
     return new ReadableStream<Uint8Array>(
       {
-        start: (c) => {
-          controller = c;
-          c.enqueue(encoder.encode(`retry: ${RETRY_MS}\n\n`));
+        start: (controller) => {
+          sub.controller = controller;
+          controller.enqueue(encoder.encode(`retry: ${RETRY_MS}\n\n`));
         },
-        pull: async (c) => {
-          while (!closed) {
-            if (sub.catchUp) {
-              const event = await this.#catchUpOne(sub);
-              if (closed) return;
-              if (event) return c.enqueue(encoder.encode(event));
-              continue;
-            }
-            const batch = this.#take(sub);
-            if (batch) return c.enqueue(encoder.encode(batch));
-            if (this.#ended) return sub.close();
-            if (await this.#quiet(this.options.heartbeatMs ?? HEARTBEAT_MS)) {
-              if (!closed) c.enqueue(encoder.encode(": keep-alive\n\n"));
-              return;
-            }
-            // Woken by a line: the rest of the engine's chunk comes in the same piece.
-            await new Promise((resolve) => setTimeout(resolve, 0));
-          }
-        },
+        pull: (controller) => this.#pull(sub, controller),
         cancel: () => {
-          closed = true;
+          sub.closed = true;
           this.#leave(sub);
         },
       },
@@ -226,9 +194,44 @@ export class LogFeed {
     );
   }
 
+  /** The subscriber's next piece: lines (caught up, or from the ring), a keep-alive, or its end. */
+  async #pull(sub: Subscriber, controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    while (!sub.closed) {
+      if (sub.catchUp) {
+        const event = await this.#catchUpOne(sub);
+        if (sub.closed) return;
+        if (event) return controller.enqueue(encoder.encode(event));
+        continue;
+      }
+      const batch = this.#take(sub);
+      if (batch) return controller.enqueue(encoder.encode(batch));
+      if (this.#ended) return this.#close(sub);
+      if (await this.#quiet(this.options.heartbeatMs ?? HEARTBEAT_MS)) {
+        if (!sub.closed) controller.enqueue(encoder.encode(": keep-alive\n\n"));
+        return;
+      }
+      // Woken by a line: the rest of the engine's chunk comes in the same piece.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+  }
+
+  /** Ends the subscriber's stream after what it was given. */
+  #close(sub: Subscriber): void {
+    if (sub.closed) return;
+    sub.closed = true;
+    this.#leave(sub);
+    try {
+      sub.controller?.close();
+    } catch {
+      // Cancelled meanwhile: nothing to close.
+    }
+    this.#wake();
+  }
+
   /** The viewer went away: its stream ends, and with the last viewer the feed. */
   leave(viewer: string): void {
-    this.#subscribers.get(viewer)?.close();
+    const sub = this.#subscribers.get(viewer);
+    if (sub) this.#close(sub);
   }
 
   #leave(sub: Subscriber): void {
@@ -270,7 +273,7 @@ export class LogFeed {
       const oldest = this.#entries[0]?.cursor;
       if (got.done) {
         this.#joinRing(sub);
-        if (oldest && !this.#complete && (!sub.last || compareCursors(sub.last, oldest) < 0)) sub.close();
+        if (oldest && !this.#complete && (!sub.last || compareCursors(sub.last, oldest) < 0)) this.#close(sub);
         return null;
       }
       const id = catchUp.ids.next(got.value);

@@ -1,5 +1,7 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SLOW_LAG_LINES } from "../../src/logs/live-feed";
+import { liveLogs } from "../../src/logs/live-logs";
 import { waitForDeploy } from "./apps-helpers";
 import { type Event, followers, followersSettle, instanceOf, liveApp, print, readEvents } from "./logs-helpers";
 
@@ -94,5 +96,18 @@ describe("live log streams of one instance share one engine follow", { timeout: 
     expect(await followers(next)).toBe(1);
     await fresh.reader.cancel();
     expect(await followersSettle(next, 0)).toBe(0);
+  });
+
+  it("a viewer whose request died without saying so is dropped at the object's next write, and the follow ends", async () => {
+    const { app, instanceId } = await liveApp();
+    // The object's stream as a viewer's request gets it; the request then goes away without `leave`.
+    const stream = await liveLogs(env, app.id, instanceId).stream({ appId: app.id, instanceId, viewer: "gone", resume: null });
+    const reader = stream!.getReader();
+    await reader.read();
+    expect(await followers(instanceId)).toBe(1);
+    await reader.cancel();
+    // Nothing written yet: the object cannot tell. A line (or the keep-alive, every 15 s) tells it.
+    await print(instanceId, "anyone there?");
+    expect(await followersSettle(instanceId, 0)).toBe(0);
   });
 });
