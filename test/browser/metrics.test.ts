@@ -88,6 +88,37 @@ describe("app metrics on dockerd", () => {
     expect(cells.reduce((n, [, , bad]) => n + (bad ?? 0), 0)).toBe(20);
     await screenshot(page, "metrics-01-last-hour");
     expect(await axeViolations(page)).toEqual([]);
+
+    // With script, the charts are fetched again every 15 s, and keep their numbers.
+    await page.locator("#chart-requests svg[data-points]").evaluate((svg) => svg.setAttribute("data-before-refresh", ""));
+    await page.waitForRequest((req) => req.url() === page.url() && req.resourceType() === "fetch", { timeout: 25_000 });
+    await expect.poll(() => page.locator("#chart-requests svg[data-before-refresh]").count()).toBe(0);
+    expect(await page.locator("svg[role=img]").count()).toBe(4);
+    const refreshed = await page.locator("#requests-title ~ details tbody tr").evaluateAll((rows) => rows.map((r) => Array.from(r.querySelectorAll("td"), (td) => Number((td as { textContent: string | null }).textContent))));
+    expect(refreshed.reduce((n, [ok]) => n + (ok ?? 0), 0)).toBe(100);
+    // The pointer over the busiest minute reads out that minute's counts, from the chart's table.
+    const busiest = refreshed.reduce((best, row, i) => ((row[0] ?? 0) > (refreshed[best]![0] ?? 0) ? i : best), 0);
+    const [label, ok, four, bad] = await page.locator("#requests-title ~ details tbody tr").nth(busiest).evaluate((r) => [r.querySelector("th")!.textContent, ...Array.from(r.querySelectorAll("td"), (td) => td.textContent)]);
+    const chart = page.locator("#chart-requests svg[data-points]");
+    const at = await chart.evaluate((svg, i) => {
+      const s = svg as unknown as { dataset: Record<string, string>; getScreenCTM(): DOMMatrix };
+      const n = Number(s.dataset.points);
+      const point = new DOMPoint((i / (n - 1)) * Number(s.dataset.width), Number(s.dataset.height) / 2).matrixTransform(s.getScreenCTM());
+      return { x: point.x, y: point.y };
+    }, busiest);
+    await page.mouse.move(at.x, at.y);
+    const readout = page.locator("#chart-requests .chart-readout");
+    await expect.poll(() => readout.textContent()).toBe(`${label} UTC: 2xx ${ok}, 4xx ${four}, 5xx ${bad}`);
+    expect(await readout.isVisible()).toBe(true);
+    await screenshot(page, "metrics-02-readout");
+    // From the keyboard: the chart takes focus, and Home reads out its first point.
+    await page.mouse.move(0, 0);
+    await expect.poll(() => readout.isVisible()).toBe(false);
+    await chart.focus();
+    await page.keyboard.press("Home");
+    const first = await page.locator("#requests-title ~ details tbody tr th").first().textContent();
+    await expect.poll(() => readout.textContent()).toMatch(new RegExp(`^${first} UTC: 2xx \\d+, 4xx \\d+, 5xx \\d+$`));
+    expect(await axeViolations(page)).toEqual([]);
     await page.getByRole("link", { name: "7 days" }).click();
     expect(await page.locator("svg[role=img]").count()).toBe(4);
     expect(await axeViolations(page)).toEqual([]);

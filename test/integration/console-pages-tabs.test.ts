@@ -56,5 +56,5 @@ describe("console pages: the app's tabs", () => {
     // Another account's app: 404 on every tab.
     const stranger = await signedUpPage();
     for (const [, path] of tabs) expect((await stranger.get(path)).status).toBe(404);
-  });
+  }, 30_000);
 });

@@ -13,6 +13,7 @@ import { envRows } from "./env-rows";
 import { liveExports } from "./exports";
 import { liveApp } from "./live-app";
 import { liveLogs } from "./logs";
+import { liveMetrics } from "./metrics";
 
 localDates(document);
 copyButtons(document);
@@ -21,3 +22,4 @@ liveApp();
 liveDomains();
 envRows();
 liveLogs();
+liveMetrics();

@@ -14,6 +14,8 @@ import { loadViewer, render, type Viewer } from "./layout";
 /** The ranges the page offers: the last hour by minute, the last day and week by hour. */
 const RANGES = { "1h": { label: "Last hour", step: 60, seconds: 3600 }, "24h": { label: "24 hours", step: 3600, seconds: 86400 }, "7d": { label: "7 days", step: 3600, seconds: 7 * 86400 } } as const;
 type Range = keyof typeof RANGES;
+/** How often the console script draws the charts again. */
+const REFRESH_SECONDS = 15;
 
 interface Series {
   name: string;
@@ -38,9 +40,9 @@ function Chart(props: ChartProps) {
   const top = niceCeiling(Math.max(props.limit?.value ?? 0, ...props.series.flatMap((s) => s.values.filter((v): v is number => v !== null))));
   const n = props.labels.length;
   return (
-    <section class="metric-chart" aria-labelledby={`${props.id}-title`}>
+    <section class="metric-chart" id={`chart-${props.id}`} aria-labelledby={`${props.id}-title`}>
       <h2 id={`${props.id}-title`}>{props.title}</h2>
-      <svg viewBox={`-50 -10 ${WIDTH + 60} ${HEIGHT + 30}`} role="img" aria-labelledby={`${props.id}-svg-title`} width="100%">
+      <svg viewBox={`-50 -10 ${WIDTH + 60} ${HEIGHT + 30}`} role="img" aria-labelledby={`${props.id}-svg-title`} width="100%" data-width={WIDTH} data-height={HEIGHT} data-points={n}>
         <title id={`${props.id}-svg-title`}>{`${props.title}: ${props.series.map((s) => s.name).join(", ")}, scale 0 to ${props.unit(top)}`}</title>
         <line x1="0" y1={HEIGHT} x2={WIDTH} y2={HEIGHT} stroke="#8c959f" />
         <text x="-6" y={HEIGHT} text-anchor="end" font-size="11" fill="#57606a">0</text>
@@ -122,21 +124,24 @@ export function MetricsPage(props: MetricsPageProps) {
         ))}
       </nav>
       <p>Deploys and restarts are marked with dotted lines. Times are UTC.</p>
-      <Chart id="requests" title="Requests by status" unit={count} {...common} series={[
-        { name: "2xx", values: props.points.map((p) => p.requests["2xx"] + p.requests["3xx"]), color: "#1a7f37" },
-        { name: "4xx", values: props.points.map((p) => p.requests["4xx"]), color: "#9a6700" },
-        { name: "5xx", values: props.points.map((p) => p.requests["5xx"]), color: "#cf222e" },
-      ]} />
-      <Chart id="latency" title="Response time" unit={(v) => `${Math.round(v)} ms`} {...common} series={[
-        { name: "p50", values: props.points.map((p) => p.latency_ms?.p50 ?? null), color: "#0969da" },
-        { name: "p95", values: props.points.map((p) => p.latency_ms?.p95 ?? null), color: "#8250df" },
-      ]} />
-      <Chart id="cpu" title="CPU" unit={(v) => `${Math.round(v)} %`} limit={{ value: 100, label: `plan: ${props.cpuLimit} CPU` }} {...common} series={[
-        { name: "CPU, % of the plan", values: props.points.map((p) => p.cpu_percent), color: "#0969da" },
-      ]} />
-      <Chart id="memory" title="Memory" unit={formatBytes} limit={{ value: props.memoryLimit, label: `plan: ${formatBytes(props.memoryLimit)}` }} {...common} series={[
-        { name: "Memory in use", values: props.points.map((p) => p.memory_bytes), color: "#1a7f37" },
-      ]} />
+      {/* The console script fetches the page again every 15 s and swaps in the charts, and reads out the point under the pointer. */}
+      <div id="metrics" data-metrics-refresh={REFRESH_SECONDS}>
+        <Chart id="requests" title="Requests by status" unit={count} {...common} series={[
+          { name: "2xx", values: props.points.map((p) => p.requests["2xx"] + p.requests["3xx"]), color: "#1a7f37" },
+          { name: "4xx", values: props.points.map((p) => p.requests["4xx"]), color: "#9a6700" },
+          { name: "5xx", values: props.points.map((p) => p.requests["5xx"]), color: "#cf222e" },
+        ]} />
+        <Chart id="latency" title="Response time" unit={(v) => `${Math.round(v)} ms`} {...common} series={[
+          { name: "p50", values: props.points.map((p) => p.latency_ms?.p50 ?? null), color: "#0969da" },
+          { name: "p95", values: props.points.map((p) => p.latency_ms?.p95 ?? null), color: "#8250df" },
+        ]} />
+        <Chart id="cpu" title="CPU" unit={(v) => `${Math.round(v)} %`} limit={{ value: 100, label: `plan: ${props.cpuLimit} CPU` }} {...common} series={[
+          { name: "CPU, % of the plan", values: props.points.map((p) => p.cpu_percent), color: "#0969da" },
+        ]} />
+        <Chart id="memory" title="Memory" unit={formatBytes} limit={{ value: props.memoryLimit, label: `plan: ${formatBytes(props.memoryLimit)}` }} {...common} series={[
+          { name: "Memory in use", values: props.points.map((p) => p.memory_bytes), color: "#1a7f37" },
+        ]} />
+      </div>
     </AppFrame>
   );
 }

@@ -163,4 +163,9 @@ fieldset.env-row textarea { min-height: 38px; font-family: ui-monospace, "SFMono
 .env-remove { align-self: end; padding-bottom: 8px; white-space: nowrap; }
 .env-row-errors, .env-paste-errors { grid-column: 1 / -1; padding-left: 18px; }
 .env-paste fieldset.plans label { display: block; }
+/* Metrics */
+.metric-chart { position: relative; margin: 0 0 24px; }
+.metric-chart svg[data-points] { touch-action: pan-y; }
+.chart-readout { position: absolute; top: 2.4em; margin: 0; padding: 4px 8px; background: var(--card); border: 1px solid var(--line); border-radius: 6px; font-size: .85em; white-space: nowrap; pointer-events: none; box-shadow: 0 2px 6px rgba(16, 24, 40, .12); }
+line.chart-guide { stroke: #57606a; stroke-width: 1; }
 `;
