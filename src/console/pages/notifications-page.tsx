@@ -66,7 +66,7 @@ function AddForm(props: { viewer: Viewer; form?: PageProps["form"] }) {
       </div>
       <div class="field">
         <label for="f-url">Address</label>
-        <input id="f-url" name="url" type="url" value={props.form?.url ?? ""} maxlength={2048} required autofocus={Boolean(errors.url)} aria-invalid={errors.url ? "true" : undefined} aria-describedby={`f-url-hint${errors.url ? " f-url-error" : ""}`} />
+        <input id="f-url" name="url" type="text" inputmode="url" autocomplete="off" spellcheck={false} value={props.form?.url ?? ""} maxlength={2048} required autofocus={Boolean(errors.url)} aria-invalid={errors.url ? "true" : undefined} aria-describedby={`f-url-hint${errors.url ? " f-url-error" : ""}`} />
         <p class="hint" id="f-url-hint">
           An https:// address: your receiver, or the incoming-webhook address Slack or Discord gave you.
         </p>
@@ -76,8 +76,11 @@ function AddForm(props: { viewer: Viewer; form?: PageProps["form"] }) {
         <legend>Events</legend>
         {EVENT_NAMES.map((event) => (
           <div>
-            <label>
-              <input type="checkbox" name="events" value={event} checked={chosen.has(event)} /> <code>{event}</code>: {EVENT_TITLES[event]}
+            <label class="plan-option">
+              <input type="checkbox" name="events" value={event} checked={chosen.has(event)} />
+              <span>
+                <code>{event}</code>: {EVENT_TITLES[event]}
+              </span>
             </label>
           </div>
         ))}
@@ -88,6 +91,16 @@ function AddForm(props: { viewer: Viewer; form?: PageProps["form"] }) {
       </div>
     </form>
   );
+}
+
+/**
+ * A channel's address as the table shows it: host and path, cut to 40 characters (a Slack or
+ * Discord address ends in its token, which need not sit on the screen).
+ */
+export function shortAddress(url: string): string {
+  const { host, pathname } = new URL(url);
+  const text = `${host}${pathname === "/" ? "" : pathname}`;
+  return text.length > 40 ? `${text.slice(0, 39)}…` : text;
 }
 
 function ChannelTable(props: { viewer: Viewer; channels: ChannelView[] }) {
@@ -110,23 +123,23 @@ function ChannelTable(props: { viewer: Viewer; channels: ChannelView[] }) {
           {props.channels.map((ch) => (
             <tr data-channel-id={ch.id}>
               <td>{ch.kind}</td>
-              <td class="wrap">
-                <code>{ch.url}</code>
+              <td>
+                <code>{shortAddress(ch.url)}</code>
               </td>
               <td>{ch.events.join(", ")}</td>
               <td>
                 <DateTime iso={ch.created_at} locale={props.viewer.locale} />
               </td>
               <td class="actions-cell">
-                <form method="post" action={`/console/notifications/channels/${ch.id}/test`} class="row-actions">
+                <form method="post" action={`/console/notifications/channels/${ch.id}/test`}>
                   <Csrf token={props.viewer.csrfToken} />
-                  <button type="submit" class="secondary small" aria-label={`Send a test to the ${ch.kind} channel ${ch.url}`}>
+                  <button type="submit" class="secondary small" aria-label={`Send test to the ${ch.kind} channel ${shortAddress(ch.url)}`}>
                     Send test
                   </button>
                 </form>
-                <form method="post" action={`/console/notifications/channels/${ch.id}/delete`} class="row-actions">
+                <form method="post" action={`/console/notifications/channels/${ch.id}/delete`}>
                   <Csrf token={props.viewer.csrfToken} />
-                  <button type="submit" class="danger small" aria-label={`Delete the ${ch.kind} channel ${ch.url}`}>
+                  <button type="submit" class="danger small" aria-label={`Delete the ${ch.kind} channel ${shortAddress(ch.url)}`}>
                     Delete
                   </button>
                 </form>
