@@ -169,7 +169,7 @@ export function DeployLogPage(props: LogPageProps) {
         data-deploying={running ? "true" : "false"}
       >
         <p class="crumbs">
-          <a href="/console/apps">Apps</a> / <a href={`/console/apps/${app.id}`}>{app.name}</a> / Deploy {shortId(deploy.id)}
+          <a href="/console/apps">Apps</a> / <a href={`/console/apps/${app.id}`}>{app.name}</a> / <a href={`/console/apps/${app.id}/deploys`}>Deploys</a> / Deploy {shortId(deploy.id)}
         </p>
         <h1>
           Deploy <code>{shortId(deploy.id)}</code> of {app.name}
