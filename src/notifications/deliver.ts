@@ -5,7 +5,7 @@ import type { EventPayload } from "./events";
 import { outgoingRequest } from "./formats";
 import { type NotificationMessage, queueDelivery } from "./raise";
 import { MAX_ATTEMPTS, delivered, retryDelay } from "./rules";
-import { type DeliveryRow, channelById, claimTry, deliveryById, openChannelSecret, overdueDeliveries, recordTry } from "./store";
+import { type DeliveryRow, channelById, claimTry, deliveryById, dropFinishedDeliveries, openChannelSecret, overdueDeliveries, recordTry } from "./store";
 
 /**
  * The `notifications` queue's consumer (docs/alerts.md, "Retries"): each message names one
@@ -72,12 +72,16 @@ async function send(env: Env, row: DeliveryRow, deps: { now: () => number; fetch
   }
 }
 
+/** Finished deliveries are kept this long, for the deliveries list. */
+export const DELIVERY_RETENTION_MS = 30 * 86_400_000;
+
 /**
  * The cron's backstop: a pending delivery whose next try is 15 minutes overdue lost its queue
  * message (a send that failed, retries the queue gave up on); it is queued again, or failed once
- * its tries are spent.
+ * its tries are spent. Finished deliveries older than 30 days are removed.
  */
 export async function sweepDeliveries(env: Env, now: number): Promise<void> {
+  await dropFinishedDeliveries(env, now - DELIVERY_RETENTION_MS);
   for (const row of await overdueDeliveries(env, now - 15 * 60_000)) {
     if (row.attempts >= MAX_ATTEMPTS) await recordTry(env, row.id, { status: "failed", statusCode: row.statusCode, error: row.error ?? "Every try failed.", nextAttemptAt: now, now });
     else await queueDelivery(env, row.id);

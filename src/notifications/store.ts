@@ -1,4 +1,4 @@
-import { and, desc, eq, lt } from "drizzle-orm";
+import { and, desc, eq, inArray, lt } from "drizzle-orm";
 import { getConfig } from "../config";
 import { database } from "../db/client";
 import { notificationChannels, notificationDeliveries, notificationIncidents } from "../db/schema";
@@ -138,4 +138,13 @@ export async function forgetIncidents(env: Env, subject: string): Promise<void> 
 export async function openSubjects(env: Env, kind: string): Promise<string[]> {
   const rows = await database(env).select({ subject: notificationIncidents.subject }).from(notificationIncidents).where(eq(notificationIncidents.kind, kind)).all();
   return rows.map((r) => r.subject);
+}
+
+/** Finished deliveries (delivered or failed) raised before `before` are removed; how many went. */
+export async function dropFinishedDeliveries(env: Env, before: number): Promise<number> {
+  const gone = await database(env)
+    .delete(notificationDeliveries)
+    .where(and(inArray(notificationDeliveries.status, ["delivered", "failed"]), lt(notificationDeliveries.createdAt, before)))
+    .returning({ id: notificationDeliveries.id });
+  return gone.length;
 }

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { deliverOnce } from "../../src/notifications/deliver";
+import { deliverOnce, sweepDeliveries } from "../../src/notifications/deliver";
 import { raiseEvent, settleIncident } from "../../src/notifications/raise";
 import { type ConsoleClient, ConsoleClient as Client, signedUp } from "./helpers";
 
@@ -199,6 +199,31 @@ describe("notification channels", { timeout: 60_000 }, () => {
     expect(got.every((r) => r.verified === true)).toBe(true);
     expect(got.find((r) => r.json.event === "app.crashed")!.json).toMatchObject({ app: { id: app.id, name: "shop", url: "http://shop.localhost" }, console_url: `http://control.test/console/apps/${app.id}` });
     expect((await deliveries(client)).filter((d) => d.channel_id === channel.id)).toHaveLength(3);
+  });
+
+  it("the cron's sweep queues a delivery whose message was lost, fails one whose tries are spent, and drops finished ones after 30 days", async () => {
+    const client = await signedUp();
+    const { channel, inbox } = await webhookChannel(client);
+    const account = await accountOf(channel);
+    const now = Date.now();
+    const row = (id: string, status: string, attempts: number, created: number, next: number) =>
+      env.DB.prepare(
+        "INSERT INTO notification_deliveries (id, account_id, channel_id, event, event_key, payload, status, attempts, created_at, updated_at, next_attempt_at) VALUES (?, ?, ?, 'deploy.failed', ?, ?, ?, ?, ?, ?, ?)",
+      )
+        .bind(id, account, channel.id, `k-${id}`, JSON.stringify({ event: "deploy.failed", at: new Date(created).toISOString(), app: null, console_url: "x", details: {} }), status, attempts, created, created, next)
+        .run();
+    const tag = `${now}`;
+    await row(`lost-${tag}`, "pending", 0, now - 20 * 60_000, now - 20 * 60_000);
+    await row(`spent-${tag}`, "pending", 6, now - 90 * 60_000, now - 20 * 60_000);
+    await row(`recent-${tag}`, "pending", 1, now - 60_000, now + 60_000);
+    await row(`old-${tag}`, "delivered", 1, now - 31 * 86_400_000, now - 31 * 86_400_000);
+    await sweepDeliveries(env, now);
+    const status = async (id: string) => (await env.DB.prepare("SELECT status FROM notification_deliveries WHERE id = ?").bind(id).first<{ status: string }>())?.status ?? "gone";
+    expect(await until(() => status(`lost-${tag}`), (s) => s === "delivered")).toBe("delivered");
+    expect(await status(`spent-${tag}`)).toBe("failed");
+    expect(await status(`recent-${tag}`)).toBe("pending");
+    expect(await status(`old-${tag}`)).toBe("gone");
+    expect((await received(inbox)).map((r) => [r.json.event, r.verified])).toEqual([["deploy.failed", true]]);
   });
 
   it("a channel deleted before its delivery's try fails the delivery at once", async () => {

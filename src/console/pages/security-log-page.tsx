@@ -38,7 +38,7 @@ function Filters(props: { values: Values; error?: string }) {
         <label for="f-resource">Resource</label>
         <input id="f-resource" name="resource" type="text" value={props.values.resource} maxlength={255} aria-describedby="f-resource-hint" />
         <p class="hint" id="f-resource-hint">
-          An id, or a kind: app, database, domain, token, passkey, session, totp, account, wallet.
+          An id, or a kind: app, database, domain, token, passkey, session, totp, account, wallet, channel.
         </p>
       </div>
       <div class="field">
