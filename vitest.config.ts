@@ -59,9 +59,15 @@ export default defineConfig(async () => {
       }),
     ],
     test: {
-      include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
       silent: "passed-only" as const,
+      projects: [
+        // Unit tests are pure functions: one runtime for all their files, since starting one per
+        // file costs seconds each and isolates nothing they need.
+        { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false } },
+        // Integration tests get a fresh runtime and storage per file.
+        { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"] } },
+      ],
     },
   };
 });
