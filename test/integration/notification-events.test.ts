@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { HealthRecord } from "../../src/apps/health";
+import { appController } from "../../src/apps/app-controller";
 import { getApp } from "../../src/apps/store";
 import { NO_WATCH, type InstanceLook, type WatchState, watchSample } from "../../src/notifications/app-watch";
 import { notifyDomain, notifyHealth } from "../../src/notifications/hooks";
@@ -137,6 +138,20 @@ describe("alert events", { timeout: 90_000 }, () => {
     await notifyDomain(env, app, { ...domain, status: "active" }, "error", "and again", Date.now() + 4);
     expect(await settled(inbox, 2)).toEqual(["domain.error", "domain.error"]);
     expect((await received(inbox))[0]!.json.details).toMatchObject({ hostname: "shop.example.com", previous_status: "active", message: "shop.example.com no longer points here." });
+  });
+
+  it("a renewal the wallet does not cover stops the app and sends renewal.failed once", async () => {
+    const client = await signedUpClient({ credit: 1200 });
+    const inbox = await channel(client, ["renewal.failed"]);
+    const app = await deployedApp(client);
+    const end = (await getApp(env, app.id))!.periodEnd!;
+    await appController(env, app.id).tick(end + 1);
+    await appController(env, app.id).tick(end + 2);
+    expect(await settled(inbox, 1)).toEqual(["renewal.failed"]);
+    expect((await received(inbox))[0]!.json).toMatchObject({
+      app: { id: app.id },
+      details: { price: 1200, currency: "DA", period_end: new Date(end).toISOString(), message: expect.stringContaining("the app was stopped") },
+    });
   });
 
   it("the cron's wallet check: wallet.low once while the balance is below the renewals due within 7 days, again after credit ran out anew", async () => {
