@@ -1,11 +1,11 @@
 import { z } from "zod";
+import { getConfig } from "../config";
 import { ApiError } from "../http/errors";
 import { addressRefusal } from "../source/address";
 import { EVENT_NAMES, TEST_EVENT, buildPayload } from "./events";
 import { CHANNEL_KINDS } from "./formats";
 import { queueDelivery } from "./raise";
 import { type ChannelRow, type DeliveryRow, createChannel, insertDelivery, listChannels } from "./store";
-import { getConfig } from "../config";
 
 /**
  * What the console's JSON routes and its page share: the request's shapes (zod), the address rule
