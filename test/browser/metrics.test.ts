@@ -98,13 +98,14 @@ describe("app metrics on dockerd", () => {
     expect(refreshed.reduce((n, [ok]) => n + (ok ?? 0), 0)).toBe(100);
     // The pointer over the busiest minute reads out that minute's counts, from the chart's table.
     const busiest = refreshed.reduce((best, row, i) => ((row[0] ?? 0) > (refreshed[best]![0] ?? 0) ? i : best), 0);
-    const [label, ok, four, bad] = await page.locator("#requests-title ~ details tbody tr").nth(busiest).evaluate((r) => [r.querySelector("th")!.textContent, ...Array.from(r.querySelectorAll("td"), (td) => td.textContent)]);
+    const [label, ok, four, bad] = await page.locator("#requests-title ~ details tbody tr").nth(busiest).evaluate((r) => Array.from(r.querySelectorAll("th, td"), (cell) => (cell as { textContent: string | null }).textContent));
     const chart = page.locator("#chart-requests svg[data-points]");
     const at = await chart.evaluate((svg, i) => {
-      const s = svg as unknown as { dataset: Record<string, string>; getScreenCTM(): DOMMatrix };
-      const n = Number(s.dataset.points);
-      const point = new DOMPoint((i / (n - 1)) * Number(s.dataset.width), Number(s.dataset.height) / 2).matrixTransform(s.getScreenCTM());
-      return { x: point.x, y: point.y };
+      // The point's place in the drawing, through the svg's transform to the screen.
+      const s = svg as unknown as { dataset: Record<string, string>; getScreenCTM(): Record<"a" | "b" | "c" | "d" | "e" | "f", number> };
+      const m = s.getScreenCTM();
+      const [x, y] = [(i / (Number(s.dataset.points) - 1)) * Number(s.dataset.width), Number(s.dataset.height) / 2];
+      return { x: m.a * x + m.c * y + m.e, y: m.b * x + m.d * y + m.f };
     }, busiest);
     await page.mouse.move(at.x, at.y);
     const readout = page.locator("#chart-requests .chart-readout");

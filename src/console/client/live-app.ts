@@ -39,6 +39,33 @@ function streamedLog(logSrc: string | null): { show: () => void } | null {
 }
 
 /**
+ * Draws the page's live part again from the page as the server has it now, keeping focus where it
+ * was, and announces the end of the deploy.
+ */
+async function redrawLive(box: HTMLElement, announce: Element | null, streamed: { show: () => void } | null, hideRefresh: () => void) {
+  const html = await (await getFresh(location.pathname)).text();
+  const next = parseElement(html, "app-live");
+  if (!next) return;
+  const active = document.activeElement;
+  const focused = active && box.contains(active) ? active.id : "";
+  box.innerHTML = next.innerHTML;
+  for (const name of ["data-app-state", "data-deploying"]) box.setAttribute(name, next.getAttribute(name) ?? "");
+  localDates(box);
+  streamed?.show();
+  const pre = document.getElementById("deploy-log");
+  if (pre) pre.scrollTop = pre.scrollHeight;
+  if (focused) document.getElementById(focused)?.focus();
+  // The page read may be newer than the JSON that asked for it (the deploy ended in between):
+  // what the redrawn page shows decides, or its end would never be announced.
+  const deploying = next.getAttribute("data-deploying") === "true";
+  if (deploying) hideRefresh();
+  if (!deploying && announce) {
+    const failed = /:failed:/.test(next.getAttribute("data-app-state") ?? "");
+    announce.textContent = failed ? "The deploy failed." : "The deploy is live.";
+  }
+}
+
+/**
  * An app page or deploy log while a deploy runs: poll the app's JSON route (and the log's), and
  * redraw the page's live part (#app-live) once the deploy's state changes.
  */
@@ -61,28 +88,7 @@ export function liveApp(): void {
     if (follow) pre.scrollTop = pre.scrollHeight;
   };
 
-  const redraw = async () => {
-    const html = await (await getFresh(location.pathname)).text();
-    const next = parseElement(html, "app-live");
-    if (!next) return;
-    const active = document.activeElement;
-    const focused = active && box.contains(active) ? active.id : "";
-    box.innerHTML = next.innerHTML;
-    for (const name of ["data-app-state", "data-deploying"]) box.setAttribute(name, next.getAttribute(name) ?? "");
-    localDates(box);
-    streamed?.show();
-    const pre = document.getElementById("deploy-log");
-    if (pre) pre.scrollTop = pre.scrollHeight;
-    if (focused) document.getElementById(focused)?.focus();
-    // The page read may be newer than the JSON that asked for it (the deploy ended in between):
-    // what the redrawn page shows decides, or its end would never be announced.
-    const deploying = next.getAttribute("data-deploying") === "true";
-    if (deploying) hideRefresh();
-    if (!deploying && announce) {
-      const failed = /:failed:/.test(next.getAttribute("data-app-state") ?? "");
-      announce.textContent = failed ? "The deploy failed." : "The deploy is live.";
-    }
-  };
+  const redraw = () => redrawLive(box, announce, streamed, hideRefresh);
 
   let delay = 1000;
   const later = () => {

@@ -56,6 +56,43 @@ function logView(pre: HTMLElement) {
   };
 }
 
+/** Lines from the JSON route (a search, or the gap since a time); rejects with its error sentence. */
+async function fetchLines(src: string, params: Record<string, string>): Promise<{ lines: LogLine[] }> {
+  const query = Object.entries(params)
+    .filter(([, v]) => v !== "")
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .join("&");
+  const res = await fetch(src + (query ? `?${query}` : ""), { credentials: "same-origin", cache: "no-store" });
+  const body = (await res.json()) as { lines: LogLine[]; error?: string };
+  if (!res.ok) throw body.error || res.status;
+  return body;
+}
+
+/** The live stream (SSE), resumed after the last event id it gave when opened again. */
+function liveStream(src: string, view: ReturnType<typeof logView>, say: (text: string) => void) {
+  let source: EventSource | null = null;
+  let lastId = "";
+  return {
+    open(fresh: boolean) {
+      source?.close();
+      if (fresh) lastId = "";
+      const current = new EventSource(src + (lastId ? `?last_event_id=${encodeURIComponent(lastId)}` : ""));
+      source = current;
+      current.onopen = () => say("Live.");
+      current.onmessage = (event: MessageEvent<string>) => {
+        if (event.lastEventId) lastId = event.lastEventId;
+        view.add(JSON.parse(event.data) as LogLine);
+      };
+      current.onerror = () => say(current.readyState === EventSource.CLOSED ? "Disconnected." : "Reconnecting…");
+    },
+    close() {
+      source?.close();
+      source = null;
+    },
+    closed: () => !source || source.readyState === EventSource.CLOSED,
+  };
+}
+
 /**
  * The app's Logs: the runtime output live over SSE (EventSource resumes with the last event id by
  * itself), the gap fetched from the JSON route when the tab is shown again, and the search form
@@ -68,69 +105,40 @@ export function liveLogs(): void {
   const status = document.getElementById("logs-status");
   const form = document.getElementById("logs-search") as HTMLFormElement | null;
   const back = box.querySelector<HTMLElement>("[data-logs-live]");
-  const streamSrc = box.getAttribute("data-logs-stream")!;
   const searchSrc = box.getAttribute("data-logs-search")!;
   const view = logView(pre);
-  let source: EventSource | null = null;
-  let lastId = "";
-  let searching = box.getAttribute("data-searching") === "true";
   const say = (text: string) => {
     if (status) status.textContent = text;
   };
-  const open = () => {
-    source?.close();
-    const current = new EventSource(streamSrc + (lastId ? `?last_event_id=${encodeURIComponent(lastId)}` : ""));
-    source = current;
-    current.onopen = () => say("Live.");
-    current.onmessage = (event: MessageEvent<string>) => {
-      if (event.lastEventId) lastId = event.lastEventId;
-      view.add(JSON.parse(event.data) as LogLine);
-    };
-    current.onerror = () => say(current.readyState === EventSource.CLOSED ? "Disconnected." : "Reconnecting…");
-  };
-  const get = async (params: Record<string, string>): Promise<{ lines: LogLine[] }> => {
-    const query = Object.entries(params)
-      .filter(([, v]) => v !== "")
-      .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
-      .join("&");
-    const res = await fetch(searchSrc + (query ? `?${query}` : ""), { credentials: "same-origin", cache: "no-store" });
-    const body = (await res.json()) as { lines: LogLine[]; error?: string };
-    if (!res.ok) throw body.error || res.status;
-    return body;
-  };
+  const stream = liveStream(box.getAttribute("data-logs-stream")!, view, say);
+  const searching = (on: boolean) => box.setAttribute("data-searching", on ? "true" : "false");
   // Back from a hidden tab (the browser may have throttled or dropped the stream): fetch what
   // was printed meanwhile, then make sure the stream is open again.
   const catchUp = () => {
-    if (searching || document.hidden) return;
+    if (box.getAttribute("data-searching") === "true" || document.hidden) return;
     const since = view.lastAt();
-    get({ since: since ? String(since) : "", limit: "1000" })
+    fetchLines(searchSrc, { since: since ? String(since) : "", limit: "1000" })
       .then((body) => body.lines.forEach(view.add), () => {})
       .then(() => {
-        if (!source || source.readyState === EventSource.CLOSED) open();
+        if (stream.closed()) stream.open(false);
       });
   };
   const live = () => {
-    searching = false;
-    box.setAttribute("data-searching", "false");
+    searching(false);
     if (back) back.hidden = true;
     view.clear(true);
-    lastId = "";
     say("Connecting…");
-    open();
+    stream.open(true);
   };
   form?.addEventListener("submit", (event) => {
     event.preventDefault();
     const data = new FormData(form);
-    const q = String(data.get("q") ?? "");
-    const since = String(data.get("since") ?? "");
-    const until = String(data.get("until") ?? "");
+    const [q, since, until] = ["q", "since", "until"].map((name) => String(data.get(name) ?? ""));
     if (!q && !since && !until) return live();
-    source?.close();
-    source = null;
-    searching = true;
-    box.setAttribute("data-searching", "true");
+    stream.close();
+    searching(true);
     say("Searching…");
-    get({ q, since: asUtc(since), until: asUtc(until), limit: "1000" }).then(
+    fetchLines(searchSrc, { q: q!, since: asUtc(since!), until: asUtc(until!), limit: "1000" }).then(
       (body) => {
         view.clear(false);
         body.lines.forEach(view.add);
@@ -148,5 +156,5 @@ export function liveLogs(): void {
     live();
   });
   document.addEventListener("visibilitychange", catchUp);
-  if (!searching) live();
+  if (box.getAttribute("data-searching") !== "true") live();
 }

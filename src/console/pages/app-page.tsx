@@ -32,6 +32,47 @@ function ProbedPort(props: { app: AppView }) {
   );
 }
 
+/** The app's facts at the top of the Overview: address, probed port, plan, billing, health, creation. */
+function AppFacts(props: { app: AppView; locale: string; summary: string }) {
+  return (
+    <dl class="facts">
+      <div>
+        <dt>Address</dt>
+        <dd>
+          <a href={props.app.url} rel="noopener noreferrer" data-app-url="">
+            {props.app.hostname}
+          </a>
+        </dd>
+      </div>
+      <div>
+        <dt>Probed port</dt>
+        <dd>
+          <ProbedPort app={props.app} />
+        </dd>
+      </div>
+      <div>
+        <dt>Plan</dt>
+        <dd>
+          {planLabel(props.app.plan)} <span class="muted">({formatDa(props.app.billing.next_price)} a month)</span>
+        </dd>
+      </div>
+      <div>
+        <dt>Billing</dt>
+        <dd data-billing="summary">
+          {props.summary} <a href="/console/billing">Wallet</a>
+        </dd>
+      </div>
+      <HealthFact health={props.app.health} locale={props.locale} />
+      <div>
+        <dt>Created</dt>
+        <dd>
+          <DateTime iso={props.app.created_at} locale={props.locale} />
+        </dd>
+      </div>
+    </dl>
+  );
+}
+
 /**
  * An app's Overview tab: status, address, probed port, plan, billing and health, the red panel of
  * a failed last deploy (or of variables not applied), the controls and the latest deploy. All of it
@@ -54,41 +95,7 @@ export function OverviewPage(props: OverviewProps) {
           {BUILT_STOPPED}
         </p>
       )}
-      <dl class="facts">
-        <div>
-          <dt>Address</dt>
-          <dd>
-            <a href={app.url} rel="noopener noreferrer" data-app-url="">
-              {app.hostname}
-            </a>
-          </dd>
-        </div>
-        <div>
-          <dt>Probed port</dt>
-          <dd>
-            <ProbedPort app={app} />
-          </dd>
-        </div>
-        <div>
-          <dt>Plan</dt>
-          <dd>
-            {planLabel(app.plan)} <span class="muted">({formatDa(app.billing.next_price)} a month)</span>
-          </dd>
-        </div>
-        <div>
-          <dt>Billing</dt>
-          <dd data-billing="summary">
-            {billing.summary} <a href="/console/billing">Wallet</a>
-          </dd>
-        </div>
-        <HealthFact health={app.health} locale={viewer.locale} />
-        <div>
-          <dt>Created</dt>
-          <dd>
-            <DateTime iso={app.created_at} locale={viewer.locale} />
-          </dd>
-        </div>
-      </dl>
+      <AppFacts app={app} locale={viewer.locale} summary={billing.summary} />
       {billing.warning && (
         <p class="alert" data-billing="warning">
           {billing.warning}
