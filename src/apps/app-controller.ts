@@ -256,12 +256,9 @@ export class AppController extends DurableObject<Env> {
       remark: (record) => this.ctx.storage.kv.put<InFlightRecord>("in_flight", record),
       clear: (record) => void this.#clear(record),
       failDeploy: (input) => this.failDeploy(input),
+      finishDelete: (appId) => this.#finishDelete(appId),
     };
   }
-
-      finishDelete: (appId) => this.#finishDelete(appId),
-  /** One retirement run at a time in this object (a second alarm meanwhile finds it running). */
-  #retiring = false;
 
   /**
    * A Delete lost with a restart of this object (the mark names a dead incarnation): its work is
@@ -275,6 +272,9 @@ export class AppController extends DurableObject<Env> {
     log("info", "interrupted delete finished", { app_id: appId });
     await this.ctx.storage.deleteAll();
   }
+
+  /** One retirement run at a time in this object (a second alarm meanwhile finds it running). */
+  #retiring = false;
 
   /** Retires the replaced instances whose drain is over; an engine that did not answer is tried again after RETIRE_RETRY_MS. */
   async #retire(appId: string, now: number): Promise<void> {
