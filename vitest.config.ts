@@ -64,10 +64,10 @@ export default defineConfig(async () => {
       projects: [
         // Unit tests are pure functions: one runtime for all their files, since starting one per
         // file costs seconds each and isolates nothing they need.
-        { extends: true, test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false } },
+        { extends: true as const, test: { name: "unit", include: ["test/unit/**/*.test.ts"], isolate: false } },
         // Integration tests get a fresh runtime and storage per file, and time enough for a busy
         // 2-core machine (password hashing, a fake engine's builds): a test's time is not its subject.
-        { extends: true, test: { name: "integration", include: ["test/integration/**/*.test.ts"], testTimeout: 30_000 } },
+        { extends: true as const, test: { name: "integration", include: ["test/integration/**/*.test.ts"], testTimeout: 30_000 } },
       ],
     },
   };
