@@ -1,5 +1,5 @@
 import { type BillingView, viewBilling } from "../billing/app-billing";
-import { type SQL, and, desc, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { type SQL, and, desc, eq, gte, inArray, isNull, lte, sql } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { database } from "../db/client";
 import { type AppStatus, type DeployKind, type DeployStatus, type PortSource, apps, deploys } from "../db/schema";
@@ -343,6 +343,11 @@ export async function latestDeploy(env: Env, appId: string): Promise<DeployRow |
 
 export async function listDeploys(env: Env, appId: string, limit = 50): Promise<DeployRow[]> {
   return database(env).select().from(deploys).where(eq(deploys.appId, appId)).orderBy(desc(deploys.startedAt)).limit(limit);
+}
+
+/** The app's deploys that finished (went live or failed) from `sinceMs` on, newest first: the Metrics tab's markers. */
+export async function deploysFinishedSince(env: Env, appId: string, sinceMs: number, limit = 500): Promise<DeployRow[]> {
+  return database(env).select().from(deploys).where(and(eq(deploys.appId, appId), gte(deploys.finishedAt, sinceMs))).orderBy(desc(deploys.finishedAt)).limit(limit);
 }
 
 export async function getDeploy(env: Env, appId: string, deployId: string): Promise<DeployRow | undefined> {

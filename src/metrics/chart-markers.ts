@@ -4,6 +4,8 @@
  * instance's process), each placed on the step that holds it. Pure, so the page draws the same
  * markers with or without JavaScript.
  */
+import { wentLive } from "../apps/history";
+import type { DeployKind, DeployStatus } from "../db/schema";
 import { xOf } from "./chart";
 
 export const MARKER_KINDS = ["deploy-live", "deploy-failed", "rollback", "restart", "crash"] as const;
@@ -33,7 +35,8 @@ export interface Marker {
   /** Events of this kind in the step, and the earliest one's time (ms). */
   count: number;
   at: number;
-  /** For the SVG title and the events table, e.g. "Deploy live 14:32 UTC". */
+  /** What happened, e.g. "Deploy live" or "3 crashes"; with its time, e.g. "Deploy live 14:32 UTC". */
+  what: string;
   label: string;
 }
 
@@ -45,6 +48,16 @@ export const MARKER_STYLE: Record<MarkerKind, { one: string; many: string; color
   restart: { one: "Restart", many: "restarts", color: "#0969da", shape: "circle" },
   crash: { one: "Crash", many: "crashes", color: "#bc4c00", shape: "cross" },
 };
+
+/**
+ * What a finished deploy marks: a rollback or a deploy (or push) that went live (it may have been
+ * replaced since), or one that failed; nothing while it is still under way.
+ */
+export function deployMarkerKind(status: DeployStatus, kind: DeployKind): MarkerKind | null {
+  if (status === "failed") return "deploy-failed";
+  if (!wentLive(status)) return null;
+  return kind === "rollback" ? "rollback" : "deploy-live";
+}
 
 /** "14:32 UTC" for a minute-by-minute chart, "11-27 14:32 UTC" for longer steps. */
 export function markerTime(ms: number, step: number): string {
@@ -77,7 +90,7 @@ export function chartMarkers(events: readonly ChartEvent[], window: ChartWindow)
     while (i - slot - 1 >= 0 && sorted[i - slot - 1]!.index === m.index) slot++;
     const style = MARKER_STYLE[m.kind];
     const what = m.count === 1 ? style.one : `${m.count} ${style.many}`;
-    return { ...m, x: xOf(m.index, window.points), slot, label: `${what} ${markerTime(m.at, window.step)}` };
+    return { ...m, x: xOf(m.index, window.points), slot, what, label: `${what} ${markerTime(m.at, window.step)}` };
   });
 }
 

@@ -56,6 +56,15 @@ describe("app metrics", () => {
     expect(page.status).toBe(200);
     expect(html.match(/<svg[^>]*role="img"/g)).toHaveLength(4);
     expect(html).toContain("Requests by status");
+    // The deploy that just went live is marked on each chart, with a legend entry, and listed under the charts.
+    const minute = new Date(Date.now()).toISOString().slice(5, 16).replace("T", " ");
+    const earlier = new Date(Date.now() - 60_000).toISOString().slice(5, 16).replace("T", " ");
+    expect(html.match(/<g class="chart-marker" data-marker="deploy-live"><title>Deploy live [0-9-]+ [0-9:]+ UTC<\/title>/g)).toHaveLength(4);
+    expect(html.match(/data-marker-legend="deploy-live"/g)).toHaveLength(4);
+    expect(html).toMatch(new RegExp(`<tr data-marker="deploy-live"><td>(${minute}|${earlier}) UTC</td><td>Deploy live</td></tr>`));
+    expect(html).not.toContain('data-marker="deploy-failed"');
+    const hour = await (await client.call("GET", `/console/apps/${app.id}/metrics`)).text();
+    expect(hour.match(/<g class="chart-marker" data-marker="deploy-live"><title>Deploy live \d\d:\d\d UTC<\/title>/g)).toHaveLength(4);
 
     // Another account sees nothing: the same 404 as an app that does not exist.
     const stranger = await signedUpClient();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type ChartEvent, MARKER_KINDS, chartMarkers, markerPath, markerTime } from "../../src/metrics/chart-markers";
+import { type ChartEvent, MARKER_KINDS, chartMarkers, deployMarkerKind, markerPath, markerTime } from "../../src/metrics/chart-markers";
 import { WIDTH } from "../../src/metrics/chart";
 
 // docs/metrics.md, "Console": deploys, restarts and crashes marked on the charts' time axis.
@@ -57,4 +57,15 @@ describe("chart markers", () => {
   it("draws a symbol for every kind", () => {
     for (const kind of MARKER_KINDS) expect(markerPath(kind, 10, 20)).toMatch(/^M[-\d. ,A-Z]+$/);
   });
+
+  it.each([
+    ["live", "deploy", "deploy-live"],
+    ["superseded", "push", "deploy-live"],
+    ["live", "rollback", "rollback"],
+    ["superseded", "rollback", "rollback"],
+    ["failed", "deploy", "deploy-failed"],
+    ["failed", "rollback", "deploy-failed"],
+    ["building", "deploy", null],
+    ["starting", "push", null],
+  ] as const)("a %s %s marks %s", (status, kind, marker) => expect(deployMarkerKind(status, kind)).toBe(marker));
 });

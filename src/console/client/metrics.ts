@@ -122,7 +122,7 @@ function followPointer(section: HTMLElement): { redrawn: () => void } {
   };
 }
 
-/** Swaps in the charts of a freshly fetched page: the drawing and the table, leaving open tables open. */
+/** Swaps in the charts of a freshly fetched page: the drawing and the table, leaving open tables open; and the events table. */
 function swapCharts(box: HTMLElement, html: string, charts: Map<string, { redrawn: () => void }>): void {
   const next = new DOMParser().parseFromString(html, "text/html").getElementById(box.id);
   if (!next) return;
@@ -139,6 +139,10 @@ function swapCharts(box: HTMLElement, html: string, charts: Map<string, { redraw
     chart.redrawn();
     if (hadFocus) section.querySelector<SVGSVGElement>("svg[data-points]")?.focus();
   }
+  // The events marked on the charts, as a table.
+  const events = document.getElementById("metric-events");
+  const freshEvents = next.querySelector("#metric-events");
+  if (events && freshEvents) events.replaceWith(document.importNode(freshEvents, true));
 }
 
 export function liveMetrics(): void {

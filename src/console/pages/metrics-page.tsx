@@ -1,14 +1,16 @@
 import { Hono } from "hono";
 import { type PlanId, planLimits } from "../../apps/plans";
-import { type AppView, listDeploys } from "../../apps/store";
+import { type AppView, deploysFinishedSince } from "../../apps/store";
 import type { AppEnv } from "../../http/context";
 import { appMetrics } from "../../metrics/app-metrics";
-import { HEIGHT, WIDTH, lineSegments, niceCeiling, xOf } from "../../metrics/chart";
+import { HEIGHT, WIDTH, lineSegments, niceCeiling } from "../../metrics/chart";
+import { type ChartEvent, type Marker, chartMarkers, deployMarkerKind } from "../../metrics/chart-markers";
 import { type Point, fillPoints, parseMetricsQuery } from "../../metrics/series";
 import { appPath, ownedApp, viewOf } from "./app-tab-pages";
 import { AppFrame } from "./app-tabs";
 import { type Flash, takeFlash } from "./flash";
 import { formatBytes } from "./format";
+import { ChartMarkers, EventsTable, MarkerLegend } from "./metrics-markers";
 import { loadViewer, render, type Viewer } from "./layout";
 
 /** The ranges the page offers: the last hour by minute, the last day and week by hour. */
@@ -31,8 +33,8 @@ interface ChartProps {
   /** A limit drawn as a dashed line (the plan's memory or CPUs). */
   limit?: { value: number; label: string };
   labels: string[];
-  /** Indexes of points where a deploy or a restart happened. */
-  events: { index: number; label: string }[];
+  /** Deploys, rollbacks, restarts and crashes in the range (src/metrics/chart-markers.ts). */
+  markers: Marker[];
 }
 
 /** One chart: an SVG with a title for screen readers, and the same numbers as a table. */
@@ -48,11 +50,7 @@ function Chart(props: ChartProps) {
         <text x="-6" y={HEIGHT} text-anchor="end" font-size="11" fill="#57606a">0</text>
         <text x="-6" y="4" text-anchor="end" font-size="11" fill="#57606a">{props.unit(top)}</text>
         {props.limit ? <line x1="0" y1={HEIGHT - (props.limit.value / top) * HEIGHT} x2={WIDTH} y2={HEIGHT - (props.limit.value / top) * HEIGHT} stroke="#cf222e" stroke-dasharray="4 4" /> : null}
-        {props.events.map((e) => (
-          <line x1={xOf(e.index, n)} y1="0" x2={xOf(e.index, n)} y2={HEIGHT} stroke="#8250df" stroke-dasharray="2 3">
-            <title>{e.label}</title>
-          </line>
-        ))}
+        <ChartMarkers markers={props.markers} />
         {props.series.map((s) =>
           lineSegments(s.values, top).map((points) => {
             // A lone point has no line to draw: it is shown as a dot.
@@ -68,7 +66,8 @@ function Chart(props: ChartProps) {
         {props.series.map((s) => (
           <span><svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill={s.color} /></svg> {s.name} </span>
         ))}
-        {props.limit ? <span>– – {props.limit.label}</span> : null}
+        {props.limit ? <span>– – {props.limit.label} </span> : null}
+        <MarkerLegend markers={props.markers} />
       </p>
       <details>
         <summary>{`${props.title} as a table`}</summary>
@@ -105,13 +104,13 @@ interface MetricsPageProps {
   points: Point[];
   memoryLimit: number;
   cpuLimit: number;
-  events: { index: number; label: string }[];
+  markers: Marker[];
 }
 
 export function MetricsPage(props: MetricsPageProps) {
   const step = RANGES[props.range].step;
   const labels = props.points.map((p) => (step === 60 ? p.at.slice(11, 16) : `${p.at.slice(5, 10)} ${p.at.slice(11, 16)}`));
-  const common = { labels, events: props.events };
+  const common = { labels, markers: props.markers };
   const count = (v: number) => String(Math.round(v));
   return (
     <AppFrame viewer={props.viewer} app={props.app} tab="metrics" flash={props.flash}>
@@ -123,7 +122,7 @@ export function MetricsPage(props: MetricsPageProps) {
           </>
         ))}
       </nav>
-      <p>Deploys and restarts are marked with dotted lines. Times are UTC.</p>
+      <p>Deploys, rollbacks, restarts and crashes are marked on the charts with dashed lines and a symbol, and listed under the charts. Times are UTC.</p>
       {/* The console script fetches the page again every 15 s and swaps in the charts, and reads out the point under the pointer. */}
       <div id="metrics" data-metrics-refresh={REFRESH_SECONDS}>
         <Chart id="requests" title="Requests by status" unit={count} {...common} series={[
@@ -141,6 +140,7 @@ export function MetricsPage(props: MetricsPageProps) {
         <Chart id="memory" title="Memory" unit={formatBytes} limit={{ value: props.memoryLimit, label: `plan: ${formatBytes(props.memoryLimit)}` }} {...common} series={[
           { name: "Memory in use", values: props.points.map((p) => p.memory_bytes), color: "#1a7f37" },
         ]} />
+        <EventsTable markers={props.markers} step={step} />
       </div>
     </AppFrame>
   );
@@ -156,13 +156,18 @@ export const metricsPages = new Hono<AppEnv>().get("/:id/metrics", async (c) => 
   const parsed = parseMetricsQuery({ from: String(now - seconds + step), to: String(now), step: String(step) }, now);
   if (!parsed.ok) throw new Error(parsed.message);
   const { query } = parsed;
-  const [rows, deploys] = await Promise.all([appMetrics(c.env, row.id).rows(row.id, query), listDeploys(c.env, row.id)]);
+  const [rows, deploys] = await Promise.all([appMetrics(c.env, row.id).rows(row.id, query), deploysFinishedSince(c.env, row.id, query.from * 1000)]);
   const points = fillPoints(query, rows);
-  const indexOf = (ms: number) => Math.floor((Math.floor(ms / 1000) - query.from) / step);
-  const events = [
-    ...deploys.filter((d) => d.finishedAt !== null && indexOf(d.finishedAt) >= 0 && indexOf(d.finishedAt) < points.length).map((d) => ({ index: indexOf(d.finishedAt!), label: `Deploy ${d.status}` })),
-    ...points.flatMap((p, index) => (p.restarts > 0 ? [{ index, label: `${p.restarts} restart${p.restarts > 1 ? "s" : ""}` }] : [])),
+  // Deploys when they went live or failed; the control plane's last restart; the engine's restarts of the process (crashes).
+  const events: ChartEvent[] = [
+    ...deploys.flatMap((d) => {
+      const kind = deployMarkerKind(d.status, d.kind);
+      return kind && d.finishedAt !== null ? [{ at: d.finishedAt, kind }] : [];
+    }),
+    ...(row.lastRestart ? [{ at: row.lastRestart.at, kind: "restart" as const }] : []),
+    ...points.map((p) => ({ at: Date.parse(p.at), kind: "crash" as const, count: p.restarts })),
   ];
+  const markers = chartMarkers(events, { from: query.from, step, points: points.length });
   const limits = planLimits(row.plan as PlanId);
-  return render(c, <MetricsPage viewer={await loadViewer(c)} app={await viewOf(c, row, false)} flash={await takeFlash(c)} range={range} points={points} memoryLimit={limits.memoryBytes} cpuLimit={limits.cpus} events={events} />);
+  return render(c, <MetricsPage viewer={await loadViewer(c)} app={await viewOf(c, row, false)} flash={await takeFlash(c)} range={range} points={points} memoryLimit={limits.memoryBytes} cpuLimit={limits.cpus} markers={markers} />);
 });
