@@ -6,7 +6,7 @@ import { type ContainerRuntime, RuntimeUnavailableError } from "../runtime/types
 import { fetchAndBuild } from "../source/build-step";
 import { fetchCommit, pickCommit } from "../source/commit";
 import { appController } from "./app-controller";
-import { missingBuildFileMessage, resolveBuildFile } from "./contract/build-file";
+import { missingBuildFileMessage, resolveBuildFile } from "../source/build-file";
 import { buildSourceRefusal } from "./contract/build-sources";
 import { type ProbedPort, probedPort } from "./contract/expose";
 import { DeployLog, deployLogPrefix } from "./deploy-log";

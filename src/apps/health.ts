@@ -1,4 +1,5 @@
 import type { HealthCheckSpec } from "../runtime/types";
+import type { HealthCheckSettings, HealthExpect, HealthRecord, HealthState } from "../db/health-columns";
 
 /**
  * An app's health check: its settings (path, expected answer, timeout, grace period at start), the
@@ -6,20 +7,7 @@ import type { HealthCheckSpec } from "../runtime/types";
  * Pure: the probe itself is in probe.ts, the periodic check in health-check.ts.
  */
 
-/** What an app asks of its instance's HTTP answer. */
-export const HEALTH_EXPECTS = ["any", "2xx-3xx"] as const;
-export type HealthExpect = (typeof HEALTH_EXPECTS)[number];
-
-export interface HealthCheckSettings {
-  /** Path (and optional query) probed on the instance's port; never a full address. */
-  path: string;
-  /** `any`: any HTTP answer is healthy (a 404 still shows the process listens); `2xx-3xx`: only those. */
-  expect: HealthExpect;
-  /** One probe may take this long before it counts as failed. */
-  timeoutSeconds: number;
-  /** Failures this long after the instance (re)started do not count. */
-  graceSeconds: number;
-}
+export { HEALTH_EXPECTS, type HealthCheckSettings, type HealthExpect, type HealthRecord, type HealthState } from "../db/health-columns";
 
 /** The settings an app has until it changes them: any answer on `/`, as the deploy probe always did. */
 export const DEFAULT_HEALTH_CHECK: HealthCheckSettings = { path: "/", expect: "any", timeoutSeconds: 5, graceSeconds: 10 };
@@ -93,20 +81,6 @@ export function failureMessage(settings: Pick<HealthCheckSettings, "path" | "exp
   if (result.kind === "status") return expectMatches(settings.expect, result.status) ? null : `${settings.path} answered HTTP ${result.status} (expected 2xx-3xx).`;
   if (result.kind === "timeout") return `${settings.path} did not answer within ${settings.timeoutSeconds} s.`;
   return `${settings.path} gave no HTTP answer: the connection was refused or reset.`;
-}
-
-export type HealthState = "healthy" | "unhealthy" | "unknown";
-
-/** What the controller keeps of its checks of the app's serving instance (the `apps.health` column). */
-export interface HealthRecord {
-  /** The instance these checks are of; another instance starts afresh. */
-  instanceId: string;
-  /** When that instance was first seen or last restarted: the grace period counts from here. */
-  since: number;
-  /** Failures in a row outside the grace period. */
-  failures: number;
-  state: HealthState;
-  lastFailure: { at: number; message: string } | null;
 }
 
 export type HealthEvent =

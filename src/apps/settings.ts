@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { normalizeRepository, branchProblem, repositoryProblem } from "../source/forge";
 import { sourceTokenProblem } from "../source/token";
-import { DEFAULT_DOCKERFILE, normalizeRepoPath } from "./contract/build-file";
+import { DEFAULT_DOCKERFILE, normalizeRepoPath } from "../source/build-file";
 import { subdomainProblem } from "./contract/subdomain";
 import { HEALTH_BOUNDS, HEALTH_EXPECTS, healthPathProblem } from "./health";
 import { DEFAULT_PLAN, PLAN_IDS } from "./plans";

@@ -2,7 +2,7 @@ import { and, eq, isNotNull, isNull, lt, or } from "drizzle-orm";
 import type { EncryptionKey } from "../config";
 import { database } from "../db/client";
 import { accountTotp, recoveryCodes } from "../db/schema";
-import { openValue, sealValue } from "../envvars/crypto";
+import { openValue, sealValue } from "../lib/sealing";
 import { sha256Hex } from "../lib/encoding";
 import { matchTotp, newRecoveryCodes, newTotpSecret, normalRecoveryCode, otpauthUrl } from "./totp";
 

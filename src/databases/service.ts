@@ -1,7 +1,6 @@
 import { and, desc, eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { databases } from "../db/schema";
-import { deleteDatabaseAndArchives } from "../exports/store";
 import { notFound } from "../http/errors";
 import { iso, isUuid } from "../lib/time";
 
@@ -48,11 +47,4 @@ export async function createDatabase(env: Env, accountId: string, name: string, 
 /** The Durable Object holding a database's data. */
 export function managedDatabase(env: Env, id: string) {
   return env.MANAGED_DB.get(env.MANAGED_DB.idFromName(id));
-}
-
-/** Deletes the record, its exports and their archives, then the data itself. */
-export async function deleteDatabase(env: Env, accountId: string, id: string, now: number): Promise<void> {
-  const row = await getOwnedDatabase(env, accountId, id);
-  await deleteDatabaseAndArchives(env, row.id, now);
-  await managedDatabase(env, row.id).destroy();
 }

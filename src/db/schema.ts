@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { HealthCheckSettings, HealthRecord } from "../apps/health";
+import type { HealthCheckSettings, HealthRecord } from "./health-columns";
 
 /** Times are Unix milliseconds (integers) throughout. */
 
@@ -228,7 +228,7 @@ export const apps = sqliteTable(
   (t) => [uniqueIndex("apps_subdomain_idx").on(t.subdomain), index("apps_account_idx").on(t.accountId, t.createdAt)],
 );
 
-/** A secret sealed with AES-GCM under ENV_ENCRYPTION_KEY, bound to its app and purpose (src/envvars/crypto.ts). */
+/** A secret sealed with AES-GCM under ENV_ENCRYPTION_KEY, bound to its app and purpose (src/lib/sealing.ts). */
 export interface SealedSecret {
   kid: string;
   iv: string;

@@ -3,7 +3,7 @@ import { getConfig } from "../config";
 import { database } from "../db/client";
 import { appEnvVars } from "../db/schema";
 import { appUpdateQuery, envVersionQuery } from "../apps/store";
-import { openValue, sealValue } from "./crypto";
+import { openValue, sealValue } from "../lib/sealing";
 import type { EnvVariable } from "./rules";
 
 /*

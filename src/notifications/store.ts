@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, lt } from "drizzle-orm";
 import { getConfig } from "../config";
 import { database } from "../db/client";
 import { notificationChannels, notificationDeliveries, notificationIncidents } from "../db/schema";
-import { openValue, sealValue } from "../envvars/crypto";
+import { openValue, sealValue } from "../lib/sealing";
 import { notFound } from "../http/errors";
 import type { ChannelKind } from "./formats";
 import { newChannelSecret } from "./signing";
@@ -15,7 +15,7 @@ import { newChannelSecret } from "./signing";
 export type ChannelRow = typeof notificationChannels.$inferSelect;
 export type DeliveryRow = typeof notificationDeliveries.$inferSelect;
 
-/** Where a channel's secret is sealed: bound to the channel and to this purpose (src/envvars/crypto.ts). */
+/** Where a channel's secret is sealed: bound to the channel and to this purpose (src/lib/sealing.ts). */
 const place = (channelId: string) => ({ appId: channelId, key: "@notification_secret" });
 
 /** Makes a channel; a webhook's secret is made here, sealed, and returned this once. */

@@ -6,7 +6,7 @@
  * file in the repository, for the failed-deploy message (SPEC.md Errors) and the probed port.
  */
 import { createTarDecoder, createTarPacker, type ParsedTarEntry, type TarHeader, type TarPackController } from "modern-tar";
-import { isBuildFileName, normalizeRepoPath } from "../apps/contract/build-file";
+import { isBuildFileName, normalizeRepoPath } from "./build-file";
 import { commitFromArchive } from "./commit";
 import { type SourceCaps, type SourceTally, sourceCapRefusal } from "./limits";
 

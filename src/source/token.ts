@@ -1,6 +1,6 @@
 import type { EncryptionKey } from "../config";
 import type { SealedSecret } from "../db/schema";
-import { openValue, sealValue } from "../envvars/crypto";
+import { openValue, sealValue } from "../lib/sealing";
 
 /**
  * A private repository's forge access token: sealed like an environment value (AES-GCM under

@@ -1,6 +1,6 @@
 import { getConfig } from "../config";
 import type { SealedSecret } from "../db/schema";
-import { openValue, sealValue } from "../envvars/crypto";
+import { openValue, sealValue } from "../lib/sealing";
 import { randomBytes, toHex } from "../lib/encoding";
 import { type AppRow, updateApp, webhookUrl } from "../apps/store";
 

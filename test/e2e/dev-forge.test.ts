@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { unpackTar } from "modern-tar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commitFiles, createRepository, startDevForge, type DevForge } from "../../scripts/dev-forge";
-import { resolveBuildFile } from "../../src/apps/contract/build-file";
+import { resolveBuildFile } from "../../src/source/build-file";
 import { probedPort } from "../../src/apps/contract/expose";
 import { buildContextFromArchive } from "../../src/source/context";
 import { commitApiUrl } from "../../src/source/commit";

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { getConfig } from "../../src/config";
 import { database } from "../../src/db/client";
 import { appEnvVars } from "../../src/db/schema";
-import { openValue, sealValue } from "../../src/envvars/crypto";
+import { openValue, sealValue } from "../../src/lib/sealing";
 import { readEnv, writeEnv } from "../../src/envvars/store";
 import { type AppJson, signedUpClient } from "./apps-helpers";
 

@@ -6,7 +6,7 @@ import {
   resolveBuildFile,
   type BuildFileResult,
   type PathResult,
-} from "../../src/apps/contract/build-file";
+} from "../../src/source/build-file";
 
 // SPEC.md App deployment contract 1: `Root directory` is the build context (default: repository
 // root); `Dockerfile path` is relative to the root directory, not the repository root (default:

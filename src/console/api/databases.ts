@@ -5,11 +5,11 @@ import { invalid } from "../../http/errors";
 import { readJson } from "../../http/validate";
 import {
   createDatabase,
-  deleteDatabase,
   getOwnedDatabase,
   listDatabases,
   managedDatabase,
 } from "../../databases/service";
+import { deleteDatabase } from "../../exports/delete-database";
 
 export const DatabaseName = z.object({
   name: z

@@ -3,12 +3,12 @@ import { DatabaseName, SqlRequest } from "../api/databases";
 import {
   type DatabaseView,
   createDatabase,
-  deleteDatabase,
   getOwnedDatabase,
   listDatabases,
   managedDatabase,
   viewDatabase,
 } from "../../databases/service";
+import { deleteDatabase } from "../../exports/delete-database";
 import type { AppEnv } from "../../http/context";
 import { Csrf, DateTime, EmptyState, Field } from "./components";
 import { ExportsSection } from "./exports-section";

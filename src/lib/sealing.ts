@@ -1,11 +1,16 @@
-import type { EncryptionKey } from "../config";
-import { fromBase64, randomBytes, toBase64, utf8 } from "../lib/encoding";
+import { fromBase64, randomBytes, toBase64, utf8 } from "./encoding";
 
 /**
  * Environment values at rest (SPEC.md, Resources: "Values are encrypted at rest"): AES-GCM under the
  * newest ENV_ENCRYPTION_KEY, with the app id and the key name as associated data, so a ciphertext
  * moved to another app or another key no longer decrypts. Older keys still decrypt (rotation).
  */
+
+/** One ENV_ENCRYPTION_KEY entry (src/config.ts): its id and 32 random bytes in base64. */
+export interface EncryptionKey {
+  kid: string;
+  key: string;
+}
 
 export interface SealedValue {
   kid: string;
