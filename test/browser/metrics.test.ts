@@ -86,6 +86,10 @@ describe("app metrics on dockerd", () => {
     const cells = await page.locator("#requests-title ~ details tbody tr").evaluateAll((rows) => rows.map((r) => Array.from(r.querySelectorAll("td"), (td) => Number((td as { textContent: string | null }).textContent))));
     expect(cells.reduce((n, [ok]) => n + (ok ?? 0), 0)).toBe(100);
     expect(cells.reduce((n, [, , bad]) => n + (bad ?? 0), 0)).toBe(20);
+    // The deploy is marked on each chart (its title names it and its minute) and listed under the charts.
+    expect(await page.locator("g.chart-marker[data-marker=deploy-live]").count()).toBe(4);
+    expect(await page.locator("#chart-requests g.chart-marker[data-marker=deploy-live] title").textContent()).toMatch(/^Deploy live \d\d:\d\d UTC$/);
+    expect(await page.getByRole("table").filter({ has: page.getByRole("columnheader", { name: "Event" }) }).getByRole("cell", { name: "Deploy live" }).count()).toBe(1);
     await screenshot(page, "metrics-01-last-hour");
     expect(await axeViolations(page)).toEqual([]);
 
