@@ -72,8 +72,8 @@ describe("console in Chromium", () => {
     await page.goto(`${worker.url}/console/profile`);
     await page.getByText("No tokens yet").waitFor();
     const stops = await tabTo(page, (f) => f.name === "Token name");
-    // Tab order: skip link, brand, navigation (Databases, Apps, Billing, Profile), sign out, then the form.
-    expect(stops.map((s) => s.name)).toEqual(["Skip to content", "Control plane", "Databases", "Apps", "Billing", "Profile", "Sign out", "Token name"]);
+    // Tab order: skip link, brand, navigation (Databases, Apps, Billing, Notifications, Profile), sign out, then the form.
+    expect(stops.map((s) => s.name)).toEqual(["Skip to content", "Control plane", "Databases", "Apps", "Billing", "Notifications", "Profile", "Sign out", "Token name"]);
     expect(stops.every((s) => s.ringVisible)).toBe(true);
     await page.keyboard.type("ci-backup");
     await page.keyboard.press("Tab");
