@@ -74,7 +74,7 @@ export class AppController extends DurableObject<Env> {
 
   /**
    * Runs one control: refuses it while another change is in flight or when the app's state does
-   * not allow it (SPEC.md, App controls), else marks it in flight and runs it. The mark is made
+   * not allow it (docs/apps.md, App controls), else marks it in flight and runs it. The mark is made
    * before the app is read from D1, so a second press arriving meanwhile is refused.
    */
   async #control<T>(control: Control, appId: string, now: number, run: (app: AppRow) => Promise<T>, options: { deployId?: string; keepMark?: boolean; queued?: boolean } = {}): Promise<T | Refusal | Extract<ControlDecision, { outcome: "already_deploying" }>> {
@@ -403,7 +403,7 @@ export class AppController extends DurableObject<Env> {
   }
 
   /**
-   * Saves an app's whole variable set (SPEC.md, contract item 6, save conflicts): refused while any
+   * Saves an app's whole variable set (docs/envvars.md, rules 6 and 7): refused while any
    * change is in flight. When the app is serving, a new instance with the new set takes over in the
    * background (waitUntil keeps the object alive) and the mark stays until it has or has failed;
    * the deadline alarm covers a run lost anyway.

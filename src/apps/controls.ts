@@ -4,7 +4,7 @@ import { ENV_APPLY_DEADLINE_MS } from "../envvars/save";
 import { RUNNER_CHECK_MS } from "./heartbeat";
 
 /**
- * SPEC.md, App controls: which control applies to which app state, and what a control pressed
+ * docs/apps.md, App controls: which control applies to which app state, and what a control pressed
  * while another change is in flight gets. Pure: the AppController asks it before doing anything.
  */
 export const CONTROLS = ["deploy", "stop", "start", "restart", "plan", "settings", "delete"] as const;
@@ -23,7 +23,7 @@ export type ControlDecision =
   | { outcome: "refused"; code: "CHANGE_IN_FLIGHT" | "INVALID_STATE" | "DELETE_FAILED"; message: string };
 
 export const CHANGE_IN_FLIGHT_MESSAGE = "Another change to this app is being applied. Try again in a moment.";
-/** SPEC.md: "Delete during a running deploy fails with a generic failure message." */
+/** docs/apps.md, App controls: "Delete during a running deploy fails with a generic failure message." */
 export const DELETE_FAILED_MESSAGE = "The app could not be deleted.";
 
 /** The one state each control needs; a control absent here applies in any state. */
@@ -48,7 +48,7 @@ export function decideControl(control: Control, status: AppStatus, inFlight: InF
   return { outcome: "go" };
 }
 
-/** The label of the deploy button (SPEC.md: `Deploy` / `Redeploy`, `Deploying…` while one runs). */
+/** The label of the deploy button (docs/apps.md, App controls: `Deploy` / `Redeploy`, `Deploying…` while one runs). */
 export function deployLabel(status: AppStatus, deploying: boolean): "Deploy" | "Redeploy" | "Deploying…" {
   if (deploying) return "Deploying…";
   return status === "not_deployed" ? "Deploy" : "Redeploy";
@@ -83,7 +83,7 @@ export interface InFlightRecord {
   requeues?: number;
 }
 
-/** SPEC.md, Errors "Console save conflicts": another change being applied. */
+/** docs/envvars.md, rule 7 (save conflicts): another change being applied. */
 export const DEPLOY_IN_PROGRESS_MESSAGE = "A deployment is in progress. Try again in a moment.";
 
 export const NO_ENGINE: Refusal = {

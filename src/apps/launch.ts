@@ -23,7 +23,7 @@ export interface LaunchSpec {
   /** Where the port came from, for the failure sentence ("first EXPOSE line, 3000"). */
   portReason: string;
   plan: PlanId;
-  /** The app's environment variables (SPEC.md: no `PORT` is set). */
+  /** The app's environment variables (docs/apps.md, contract 2: no `PORT` is set). */
   env: Record<string, string>;
   /** The deploy that built the image, for the instance's labels. */
   deployId: string;
@@ -48,7 +48,7 @@ export function liveSpec(
 
 export type LaunchOutcome = { ok: true; instance: Instance } | { ok: false; kind: "probe_failed" | "start_failed"; message: string };
 
-/** SPEC.md, failed-deploy messages: "the container started but nothing answered on the probed port". */
+/** docs/apps.md, failed-deploy messages: "the container started but nothing answered on the probed port". */
 export function probeFailedMessage(port: number, portReason: string, timeoutSeconds: number): string {
   return `The container started but nothing answered on port ${port} (${portReason}) within ${timeoutSeconds} s. The process must listen on 0.0.0.0:${port}, not 127.0.0.1.`;
 }

@@ -1,8 +1,8 @@
 /**
  * The plans an app can be on, in one place: the limits its instance gets (memory, CPUs, processes,
  * and `diskGb`, the disk its instance may write, which src/apps/disk-watch.ts enforces), its monthly price in
- * whole DA (integers only), and whether it may have custom domains (SPEC.md Limits: Starter and
- * above). SPEC.md, app deployment contract 8: the entry plan Lite costs 1,200 DA per app per month.
+ * whole DA (integers only), and whether it may have custom domains (docs/domains.md, rule 1: Starter and
+ * above). docs/apps.md, contract 8: the entry plan Lite costs 1,200 DA per app per month.
  */
 export const PLANS = {
   lite: { label: "Lite", memoryMb: 256, cpus: 0.25, pids: 128, diskGb: 2, priceDa: 1200, customDomains: false },

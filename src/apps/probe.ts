@@ -1,7 +1,7 @@
 import { DEFAULT_HEALTH_CHECK, type HealthCheckSettings, type ProbeResult, expectMatches, failureMessage, healthUrl } from "./health";
 
 /**
- * SPEC.md, app deployment contract 2-3: after start, the port must answer HTTP within a bounded
+ * docs/apps.md, contract 2-3: after start, the port must answer HTTP within a bounded
  * time. By default any HTTP reply on `/` counts as an answer (a 404 still proves the process
  * listens on 0.0.0.0); a refused or reset connection does not. An app's health check settings
  * (src/apps/health.ts) change the path, the answer expected and how long one try may take.

@@ -16,9 +16,9 @@ const isUniqueViolation = (err: unknown) => err instanceof Error && /UNIQUE/i.te
  * The shape of each field is checked before, by the zod requests in settings.ts.
  */
 
-/** SPEC.md Limits, Subdomain: unique across the service. */
+/** docs/apps.md, Subdomain: unique across the service. */
 export const SUBDOMAIN_TAKEN = "This subdomain is already in use. Choose another.";
-/** SPEC.md Limits, Subdomain: changeable until the first deploy. */
+/** docs/apps.md, Subdomain: changeable until the first deploy. */
 export const SUBDOMAIN_FIXED = "The subdomain can only be changed until the first deploy.";
 
 /** The app as saved, or the field that was refused and why. */

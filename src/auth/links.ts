@@ -3,7 +3,7 @@ import { fromBase64Url, toBase64Url, utf8 } from "../lib/encoding";
 import { iso } from "../lib/time";
 
 /**
- * Signed download links (SPEC.md, endpoint 2): `?exp=<unix seconds>&sig=<signature>`.
+ * Signed download links (docs/api.md, export rule 1): `?exp=<unix seconds>&sig=<signature>`.
  *
  * The signature is HMAC-SHA256 over a canonical string naming the method, the full path (so the
  * database id and the export id) and `exp`. It travels as base64url of

@@ -5,7 +5,7 @@ import { formatDa } from "./rules";
 
 /**
  * What each app control will do to billing, said on the app page before it is pressed (issue 13,
- * "Where it shows"; SPEC.md, App controls, "Billing effects" 1-6). Pure: the page only prints it.
+ * "Where it shows"; docs/billing.md, rules 1-6). Pure: the page only prints it.
  * Dates are UTC calendar days, as the paid period is computed in UTC.
  */
 export interface BillingHints {

@@ -8,7 +8,7 @@ import { chargeWith, walletBalance } from "./ledger";
 import { applyBilling } from "./rules";
 
 /**
- * Renewal (issue 13; not in SPEC.md): at the end of a paid period a running app is charged the
+ * Renewal (docs/billing.md): at the end of a paid period a running app is charged the
  * current plan's price for the next period, which starts where the last one ended. Run by the
  * app's AppController alarm. Exactly once: a second run finds the period already moved on, and
  * the ledger's unique (app, period start) index refuses a second charge of one period.

@@ -1,7 +1,7 @@
 import { addOneMonth } from "./period";
 
 /**
- * SPEC.md, App controls, "Billing effects" 1-6, and the renewal (issue 13), as one pure function
+ * docs/billing.md, rules 1-6 and the renewal, as one pure function
  * of (app billing state, event, now, wallet balance). Money is whole DA, integers only.
  */
 

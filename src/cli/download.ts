@@ -1,7 +1,7 @@
 /**
  * Polls a download link until the archive is there and saves it: into `FILE.part`, resumed with
  * `Range: bytes=<size>-` after a dropped connection, started again from zero on 416, and renamed
- * to FILE only once its SHA-256 equals `X-Export-SHA256` (SPEC.md, client rules 1 to 3).
+ * to FILE only once its SHA-256 equals `X-Export-SHA256` (docs/api.md, export rule 7, items 1 to 3).
  */
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream, renameSync, rmSync, statSync } from "node:fs";

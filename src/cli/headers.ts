@@ -1,4 +1,4 @@
-/** Pure readers of the download reply's headers and of the link's shape (SPEC.md endpoint 2). */
+/** Pure readers of the download reply's headers and of the link's shape (docs/api.md, export rules 1 and 5). */
 
 /** A parsed `Content-Range`: `bytes START-END/TOTAL`, or `bytes *\/TOTAL` on 416. */
 export interface ContentRange {

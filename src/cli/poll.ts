@@ -1,5 +1,5 @@
 /**
- * The client rules of SPEC.md as pure decisions: given one reply of the start or the download
+ * The client rules (docs/api.md, export rule 7) as pure decisions: given one reply of the start or the download
  * endpoint, what the client does next. No I/O here; `export.ts` and `download.ts` act on them.
  */
 import { CliError, ExitCode } from "./exit-codes";
@@ -15,7 +15,7 @@ export interface Reply {
   exportStatus?: string;
 }
 
-/** A wait reply without a usable Retry-After (SPEC.md says it always has one) waits this long. */
+/** A wait reply without a usable Retry-After (the server always sends one) waits this long. */
 export const FALLBACK_RETRY_SECONDS = 5;
 
 /** Consecutive network failures without progress before the client gives up (exit NETWORK). */
@@ -57,7 +57,7 @@ export interface StartContext {
   noWait: boolean;
 }
 
-/** SPEC.md endpoint 1 and Errors: the three 429 codes differ; an unknown 429 code is a wait. */
+/** docs/api.md, export rules 2-4 and 6: the three 429 codes differ; an unknown 429 code is a wait. */
 export function decideStart(reply: Reply, context: StartContext): StartDecision {
   const { databaseId, hasStoredLink, noWait } = context;
   if (reply.status === 200) return { action: "download" };
@@ -100,7 +100,7 @@ export type DownloadDecision =
   | { action: "wait"; seconds: number; message: string }
   | { action: "stop"; error: CliError };
 
-/** SPEC.md "Client rules for polling the link": 503 and 429 wait; every other failure ends the loop. */
+/** docs/api.md, export rule 7: 503 and 429 wait; every other failure ends the loop. */
 export function decideDownload(reply: Reply): DownloadDecision {
   const stop = (exitCode: ExitCode, message: string): DownloadDecision => ({
     action: "stop",

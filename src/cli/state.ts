@@ -1,7 +1,7 @@
 /**
  * The small state file per database: the link of the export this client started, kept until it
  * expires or its archive is saved, so a later run told `export_in_flight` polls that link
- * (SPEC.md endpoint 1, behaviour 3). The link authorises the download, so files are private (0600).
+ * (docs/api.md, export rule 3). The link authorises the download, so files are private (0600).
  */
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

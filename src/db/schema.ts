@@ -159,7 +159,7 @@ export const r2Cleanup = sqliteTable(
   (t) => [index("r2_cleanup_created_idx").on(t.createdAt), index("r2_cleanup_export_idx").on(t.exportId)],
 );
 
-/** Where the probed port came from (SPEC.md, app deployment contract 2). */
+/** Where the probed port came from (docs/apps.md, contract 2). */
 export const PORT_SOURCES = ["expose", "default", "variable"] as const;
 export type PortSource = (typeof PORT_SOURCES)[number];
 
@@ -392,7 +392,7 @@ export interface ReconcileRunAction {
   outcome: "done" | "failed";
 }
 
-/** SPEC.md States "Custom domain" (src/domains/states.ts); shown as `Pending DNS`, `Verifying…`, `Active`, `Error`. */
+/** docs/domains.md, rules 1-5 (src/domains/states.ts); shown as `Pending DNS`, `Verifying…`, `Active`, `Error`. */
 export const CUSTOM_DOMAIN_STATUSES = ["pending_dns", "verifying", "active", "error"] as const;
 
 /**

@@ -11,7 +11,7 @@ import { type DnsOutcome, type NextCheck, type Transition, type CheckTrigger, af
 import { type DomainRow, expireClaim, getDomainById, markLost, takeHostname, updateDomain } from "./store";
 import { notifyDomain } from "../notifications/hooks";
 
-/** While `Verifying…` the provider is asked again this soon (SPEC.md: route "within a few seconds"). */
+/** While `Verifying…` the provider is asked again this soon (docs/domains.md, rule 3: route "within a few seconds"). */
 export const VERIFY_POLL_MS = 3000;
 
 interface Tracked {

@@ -1,5 +1,5 @@
 /**
- * SPEC.md Resources "Custom domain" and issue 15: the hostname of a custom domain is a valid
+ * docs/domains.md (hostnames): the hostname of a custom domain is a valid
  * lowercase DNS name (an internationalised name is converted to punycode), 253 characters at most,
  * not under the service's own domains. Pure: the caller passes the service's domains.
  */

@@ -2,12 +2,12 @@ import { PLANS, type PlanId } from "../apps/plans";
 import type { AppStatus } from "../db/schema";
 
 /**
- * SPEC.md States "Custom domain", row "(none) -> add domain", and Limits "Custom domains": up to
+ * docs/domains.md, rule 1: up to
  * 3 per app; available on the Starter plan and above; the app deployed and running. Each refusal
  * has its own code and sentence (issue 15). Pure: the caller reads the app and the count.
  */
 
-/** SPEC.md Limits: up to 3 custom domains per app. */
+/** docs/domains.md, rule 1: up to 3 custom domains per app. */
 export const MAX_DOMAINS_PER_APP = 3;
 
 export const ADD_REFUSALS = {

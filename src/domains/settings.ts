@@ -43,7 +43,7 @@ const url = (name: string, fallback: string) =>
 export const HOSTNAME_PROVIDERS = ["local", "cloudflare"] as const;
 
 export const DOMAIN_SETTINGS = {
-  /** SPEC.md Limits: the re-check interval while waiting, 45 seconds. */
+  /** docs/domains.md, rule 3: the re-check interval while waiting, 45 seconds. */
   DOMAIN_RECHECK_SECONDS: whole("DOMAIN_RECHECK_SECONDS", 45),
   /** `Active` domains are re-checked this often; one whose DNS no longer points to its app goes `Error`. */
   DOMAIN_ACTIVE_RECHECK_SECONDS: whole("DOMAIN_ACTIVE_RECHECK_SECONDS", 3600),

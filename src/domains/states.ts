@@ -1,5 +1,5 @@
 /**
- * SPEC.md States "Custom domain": every domain starts `Pending DNS`; the automatic re-check
+ * docs/domains.md, rules 1-5: every domain starts `Pending DNS`; the automatic re-check
  * (every DOMAIN_RECHECK_SECONDS, 45 by default) moves it to `Verifying…` once the record points to
  * the service, and the route is put in place; `Verify now` before the record has spread fails the
  * check and the domain shows `Error` with its reason; once the route is established and the check
@@ -20,7 +20,7 @@
 export const DOMAIN_STATUSES = ["pending_dns", "verifying", "active", "error"] as const;
 export type DomainStatus = (typeof DOMAIN_STATUSES)[number];
 
-/** SPEC.md Resources "Custom domain": the badge values, exactly (one ellipsis character). */
+/** docs/domains.md, rule 2: the badge values, exactly (one ellipsis character). */
 export const DOMAIN_BADGES: Record<DomainStatus, "Pending DNS" | "Verifying…" | "Active" | "Error"> = {
   pending_dns: "Pending DNS",
   verifying: "Verifying…",

@@ -1,7 +1,7 @@
 import type { EnvVariable } from "./rules";
 
 /**
- * SPEC.md, app deployment contract item 7: merge mode (default) keeps variables absent from the
+ * docs/envvars.md, rule 8: merge mode (default) keeps variables absent from the
  * pasted text; replace mode deletes them, after a confirmation that lists them and requires the
  * word `REPLACE`. Pure.
  */

@@ -1,7 +1,7 @@
 import type { EnvVariable } from "./rules";
 
 /**
- * SPEC.md, app deployment contract item 7: the paste box reads `KEY=value` lines. Pure; see the
+ * docs/envvars.md, rule 8: the paste box reads `KEY=value` lines. Pure; see the
  * README ("Environment variables") for where this differs from dotenv-family tools and why.
  */
 

@@ -1,5 +1,5 @@
 /**
- * SPEC.md, Resources "Environment variable", Limits and Errors "Console validation messages": which
+ * docs/envvars.md, rules 1-3 and their messages: which
  * keys and values a variable may have, and the exact sentence for each problem. Pure.
  */
 
@@ -16,13 +16,13 @@ export interface RowError {
   messages: string[];
 }
 
-/** SPEC.md, Limits: "exactly `PORT`, `PATH`, `HOME`, `HOSTNAME`, `USER`; match is exact". */
+/** docs/envvars.md, rule 2: "exactly `PORT`, `PATH`, `HOME`, `HOSTNAME`, `USER`; match is exact". */
 export const RESERVED_KEYS: readonly string[] = ["PORT", "PATH", "HOME", "HOSTNAME", "USER"];
 
-/** SPEC.md, Limits: 64 KiB per value, counted in bytes of UTF-8. */
+/** docs/envvars.md, rule 3: 64 KiB per value, counted in bytes of UTF-8. */
 export const MAX_VALUE_BYTES = 64 * 1024;
 
-/** SPEC.md, Resources: uppercase letters, digits and underscores, not starting with a digit. */
+/** docs/envvars.md, rule 1: uppercase letters, digits and underscores, not starting with a digit. */
 const KEY_PATTERN = /^[A-Z_][A-Z0-9_]*$/;
 
 export const INVALID_KEY_MESSAGE = "Use uppercase letters, digits, and underscores for the key.";
@@ -58,7 +58,7 @@ export function rowMessages(variable: EnvVariable): string[] {
 }
 
 /**
- * Every problem of a whole set at once (SPEC.md: every row's messages are shown; nothing is saved
+ * Every problem of a whole set at once (docs/envvars.md, rule 4: every row's messages are shown; nothing is saved
  * while any row is invalid). `rowOf` maps an index to the number shown (a paste's line number).
  */
 export function validateVariables(variables: readonly EnvVariable[], rowOf: (index: number) => number = (i) => i): RowError[] {

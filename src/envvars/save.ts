@@ -11,7 +11,7 @@ import type { EnvVariable } from "./rules";
 import { launchEnv, readEnv, writeEnv } from "./store";
 
 /**
- * Saving a variable set (SPEC.md, contract items 5-6 and "Console save conflicts"), run by the
+ * Saving a variable set (docs/envvars.md, rules 6 and 7), run by the
  * app's AppController with its change mark held. No value is ever put in a log line.
  */
 

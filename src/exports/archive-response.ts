@@ -5,7 +5,7 @@ import { contentRange, multipartLayout } from "./multipart";
 import { type ByteRange, ifRangeAllows, parseRangeHeader } from "./ranges";
 
 /**
- * The archive download's success replies (SPEC.md endpoint 2: 200, 206, multipart 206, 416, HEAD),
+ * The archive download's success replies (docs/api.md, export rule 5: 200, 206, multipart 206, 416, HEAD),
  * streamed from R2. The body is never held: R2's stream goes straight into the reply.
  */
 

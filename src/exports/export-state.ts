@@ -1,8 +1,8 @@
 import type { ExportStatus } from "../db/schema";
 
 /**
- * The state rules of an export record (SPEC.md, "Export (as observable through the download
- * link)"). Pure: the clock and the settings are arguments. The download, the console, the gate
+ * The state rules of an export record (docs/api.md, export rule 5, the
+ * download link's answers by state). Pure: the clock and the settings are arguments. The download, the console, the gate
  * and the sweep all read a record through `observedStatus`, so they cannot disagree.
  */
 

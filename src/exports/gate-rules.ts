@@ -2,8 +2,8 @@ import type { ExportStatus } from "../db/schema";
 import { IN_FLIGHT, isOverdue } from "./export-state";
 
 /**
- * When a new export of a database may start (SPEC.md endpoint 1, behaviour 2 and 3; Limits:
- * "Export cooldown", "Concurrent exports"). Pure: the gate passes the latest export that is not
+ * When a new export of a database may start (docs/api.md, export rules 2 and 3:
+ * the cooldown, one export at a time). Pure: the gate passes the latest export that is not
  * recorded as failed and the time. A failed export neither blocks nor starts a cooldown, and an
  * export past its deadline counts as failed.
  */

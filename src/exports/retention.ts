@@ -2,7 +2,7 @@ import { log } from "../http/log";
 import { archiveKey, markExpired, readyExportsBefore, STORE_BATCH } from "./store";
 
 /**
- * Archive retention (SPEC.md, export state `expired`): an archive is kept for
+ * Archive retention (docs/api.md, export rule 5: 410 past retention): an archive is kept for
  * ARCHIVE_RETENTION_SECONDS from the moment its export became ready.
  */
 

@@ -9,7 +9,7 @@ export const CONSOLE_BODY_BYTES = 64 * 1024;
 export const SQL_BODY_BYTES = 1024 * 1024;
 
 /**
- * An environment variable body: a whole set, where one value alone may be 64 KiB (SPEC.md, Limits)
+ * An environment variable body: a whole set, where one value alone may be 64 KiB (docs/envvars.md, rule 3)
  * and still has to reach the row check to get its message rather than a 413.
  */
 export const ENV_BODY_BYTES = 1024 * 1024;

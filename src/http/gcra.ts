@@ -1,5 +1,5 @@
 /**
- * The call-rate rule (SPEC.md, Limits: "Call rate, per caller"), as GCRA: the generic cell rate
+ * The call-rate rule (docs/api.md, export rule 4: the call rate, per caller), as GCRA: the generic cell rate
  * algorithm. A caller's whole state is one number, the theoretical arrival time (TAT); a call
  * passes when the TAT is at most `burst - 1` emission intervals ahead of now. Pure: time is an
  * argument. Arithmetic is in integer microseconds so boundaries are exact (a float interval such

@@ -1,7 +1,7 @@
 import { fromBase64, randomBytes, toBase64, utf8 } from "./encoding";
 
 /**
- * Environment values at rest (SPEC.md, Resources: "Values are encrypted at rest"): AES-GCM under the
+ * Environment values at rest (docs/envvars.md, rule 5: "Values are encrypted at rest"): AES-GCM under the
  * newest ENV_ENCRYPTION_KEY, with the app id and the key name as associated data, so a ciphertext
  * moved to another app or another key no longer decrypts. Older keys still decrypt (rotation).
  */

@@ -5,7 +5,7 @@ import { normalHost } from "./hosts";
  * Which app a custom hostname routes to. Every request whose host is not an app hostname asks
  * here, the console's and the API's included, so hosts found routing nowhere are remembered for a
  * few seconds per isolate: those requests then cost no D1 read. A hostname that starts routing is
- * served at most that long later (SPEC.md: the route is in place "within a few seconds"); one that
+ * served at most that long later (docs/domains.md, rule 3: the route is in place "within a few seconds"); one that
  * stops routing (removed) is never cached as routed, so it stops answering for the app at once.
  */
 

@@ -1,5 +1,5 @@
 /**
- * SPEC.md "App deployment contract" 1: the build uses the repository's container build file.
+ * docs/apps.md, contract 1: the build uses the repository's container build file.
  * `Root directory` is the build context (default: the repository root) and `Dockerfile path` is
  * relative to that root directory, not to the repository root (default: `Dockerfile`).
  */
@@ -75,7 +75,7 @@ export function isBuildFileName(basename: string): boolean {
 }
 
 /**
- * The failed-deploy message when nothing exists at the resolved build-file path (SPEC.md Errors,
+ * The failed-deploy message when nothing exists at the resolved build-file path (docs/apps.md,
  * "Failed-deploy messages"): names the path and lists the build files found in the repository.
  */
 export function missingBuildFileMessage(path: string, found: readonly string[]): string {

@@ -3,7 +3,7 @@
  * build context the engine's /build takes: an uncompressed tar of the root directory only, paths
  * relative to it. One pass, streaming in and out with backpressure, so an archive of any size
  * passes through in bounded memory; on the way it notes the build file's text and every build
- * file in the repository, for the failed-deploy message (SPEC.md Errors) and the probed port.
+ * file in the repository, for the failed-deploy message (docs/apps.md, failed-deploy messages) and the probed port.
  */
 import { createTarDecoder, createTarPacker, type ParsedTarEntry, type TarHeader, type TarPackController } from "modern-tar";
 import { isBuildFileName, normalizeRepoPath } from "./build-file";

@@ -12,8 +12,8 @@ import { addressCaller, type CallerKey, rateLimit } from "../../http/rate-limite
 import { errorEnvelope, errorReply, rateLimitedHeaders, retryAfter, uuidPathParam } from "./schemas";
 
 /**
- * SPEC.md endpoint 2, `GET /api/v1/dbs/{id}/exports/{eid}/download?exp&sig` (and HEAD): its
- * contract, its checks and its handler. Checks run in the spec's order: signature, expiry, call
+ * docs/api.md, export rule 5, `GET /api/v1/dbs/{id}/exports/{eid}/download?exp&sig` (and HEAD): its
+ * contract, its checks and its handler. Checks run in the rule's order: signature, expiry, call
  * rate, then the export record. The signature check is route middleware, which runs before the
  * schema's validators: a missing or bad `exp`/`sig` is 401 SIGNED_URL_INVALID, never 400.
  */
@@ -44,7 +44,7 @@ export function signedLink(): MiddlewareHandler<AppEnv> {
 }
 
 /**
- * SPEC.md's call rate is "per caller"; for a download the caller is the link (its export) and the
+ * The call rate is "per caller" (docs/api.md, export rule 4); for a download the caller is the link (its export) and the
  * client address polling it (an IPv6 client by its /64, as rate-limiter.ts counts addresses),
  * never the account that owns the database: whoever holds a leaked link spends that link's
  * allowance from their own address, and the owner's API and other links stay untouched.

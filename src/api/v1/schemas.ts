@@ -17,7 +17,7 @@ export function uuidPathParam(name: string, description: string) {
     .openapi({ param: { name, in: "path" }, format: "uuid", description, example: "0b8f1a4e-3c2d-4e5f-8a9b-0c1d2e3f4a5b" });
 }
 
-/** SPEC.md's error envelope, its `code` limited to the codes one reply can carry. */
+/** The error envelope (docs/api.md, export rule 6), its `code` limited to the codes one reply can carry. */
 export function errorEnvelope<C extends ErrorCode>(codes: readonly [C, ...C[]], example: string) {
   return z.object({
     success: z.literal(false).openapi({ description: "Always `false` on an error reply." }),

@@ -9,7 +9,7 @@ import { perRequest } from "../../http/per-request";
 import { accountCaller, rateLimit } from "../../http/rate-limiter";
 import { errorReply, rateLimitFields, retryAfter, uuidPathParam } from "./schemas";
 
-/** SPEC.md endpoint 1: `POST /api/v1/dbs/{id}/export`. */
+/** docs/api.md, export rule 1: `POST /api/v1/dbs/{id}/export`. */
 
 export const StartExportReply = z.object({
   url: z.url().openapi({

@@ -1,5 +1,5 @@
 /**
- * SPEC.md "App deployment contract" 2: no `PORT` variable is set; the first `EXPOSE` line in the
+ * docs/apps.md, contract 2: no `PORT` variable is set; the first `EXPOSE` line in the
  * built file gives the port probed; with no `EXPOSE` line, 8000. A line naming two ports uses the
  * first; a variable reference in the line is not read and falls back to 8000.
  *

@@ -1,5 +1,5 @@
 /**
- * SPEC.md Limits, "Subdomain": 3 to 63 characters; lowercase letters, digits, hyphens; no leading
+ * docs/apps.md, "Subdomain": 3 to 63 characters; lowercase letters, digits, hyphens; no leading
  * or trailing hyphen; must not start with `app-`; further names reserved. Blank gives a generated
  * hostname derived from the app id.
  */

@@ -81,7 +81,7 @@ export interface SettingsValues {
 
 /**
  * The settings fields of the New app form and the app page. `subdomainFixed` shows the subdomain
- * as text with the reason instead of a field (SPEC.md: changeable until the first deploy).
+ * as text with the reason instead of a field (docs/apps.md, Subdomain: changeable until the first deploy).
  */
 export function SettingsFields(props: { values: SettingsValues; errors?: FieldErrors; subdomainFixed?: boolean; appsDomain: string }) {
   const { values } = props;

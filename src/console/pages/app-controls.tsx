@@ -19,7 +19,7 @@ function ControlForm(props: { appId: string; action: string; csrfToken: string; 
 }
 
 /**
- * SPEC.md, App controls, with its labels: `Deploy` / `Redeploy` (`Deploying…` while a deploy
+ * docs/apps.md, App controls, with its labels: `Deploy` / `Redeploy` (`Deploying…` while a deploy
  * runs, and then pressing it does nothing), `Stop` and `Restart` for a running app, `Start` for a
  * stopped one, `Change plan`, and `Delete` behind a confirmation. Controls that do not apply to
  * the app's state are not shown; Stop, Restart and Change plan pressed during a deploy are refused

@@ -19,7 +19,7 @@ export interface OverviewProps {
   flash?: Flash | null;
 }
 
-/** The port the app is probed on and why (SPEC.md deployment contract 2), once a build told it. */
+/** The port the app is probed on and why (docs/apps.md, contract 2), once a build told it. */
 function ProbedPort(props: { app: AppView }) {
   const { app } = props;
   const port = app.port ?? app.latest_deploy?.port ?? null;

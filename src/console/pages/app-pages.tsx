@@ -115,7 +115,7 @@ export const appPages = new Hono<AppEnv>()
     const app = await ownedApp(c);
     const { now, uuid } = c.get("deps");
     const result = await appController(c.env, app.id).deploy({ appId: app.id, deployId: uuid(), now: now() });
-    // SPEC.md: pressing Deploy while a deploy runs does nothing visible, so no message either.
+    // docs/apps.md, App controls: pressing Deploy while a deploy runs does nothing visible, so no message either.
     if (result.outcome === "refused") await setFlash(c, { error: result.message });
     else if (result.outcome === "started") await setFlash(c, { notice: `Deploy started from branch ${app.branch}. Its log is under Deploys.` });
     return c.redirect(appPath(app.id), 303);

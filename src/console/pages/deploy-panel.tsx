@@ -19,7 +19,7 @@ export const isRunning = (deploy: DeployView | null) => deploy?.status === "buil
 export const liveState = (app: AppView) => `${app.latest_deploy ? `${app.latest_deploy.id}:${app.latest_deploy.status}` : "none"}:${app.status}`;
 
 /**
- * The red panel of a failed deploy: its one-paragraph interpretation of the log (SPEC.md: the log
+ * The red panel of a failed deploy: its one-paragraph interpretation of the log (docs/apps.md, failed-deploy messages: the log
  * is the record, the panel an interpretation of it) and the way to the full log.
  */
 export function FailurePanel(props: { appId: string; deploy: DeployView; stillServing: boolean; linkToLog?: boolean }) {

@@ -3,7 +3,7 @@ import { Csrf, DateTime, EmptyState, FieldError } from "./components";
 
 /**
  * The app page's `Custom domains` section (issue 15): the add form, and per domain its badge
- * (SPEC.md: `Pending DNS`, `Verifying…`, `Active`, `Error`), the reason of an `Error`, the DNS
+ * (docs/domains.md, rule 2: `Pending DNS`, `Verifying…`, `Active`, `Error`), the reason of an `Error`, the DNS
  * record to create with a copy button, the last and next check (a countdown that refreshes the
  * section with the console script, a Refresh link without it), whether HTTPS is served,
  * `Verify now`, and `Remove` behind a confirmation page.

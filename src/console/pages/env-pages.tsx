@@ -29,7 +29,7 @@ const versionOf = (fields: Record<string, string>) => (/^\d+$/.test(fields.versi
 /** A browser sends CRLF line breaks from a textarea; values are kept with LF, as a paste reads them. */
 const lf = (text: string) => text.replace(/\r\n?/g, "\n");
 
-/** The sentence after a save, by what it did (SPEC.md, contract item 6). */
+/** The sentence after a save, by what it did (docs/envvars.md, rule 6). */
 function savedNotice(app: AppRow, effect: EnvEffect): string {
   if (effect === "unchanged") return "Nothing changed: these are the variables already saved.";
   if (effect === "applying") return "Environment variables saved. A new instance with them is starting; the running one serves until it answers.";
