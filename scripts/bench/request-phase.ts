@@ -6,6 +6,9 @@
  * - `/healthz` on both;
  * - an app through the proxy (a busybox httpd app deployed on dockerd, `<subdomain>.localhost`)
  *   against the trivial Worker's `/proxy`, which makes one `fetch` to the same container;
+ * - the same app answering with `Set-Cookie: ...; Domain=localhost` (a CGI), which the proxy's
+ *   cookie rule (docs/isolation.md) rewrites to host-only and the trivial `/proxy` passes as it
+ *   is: the rule's cost, read against the plain row's ratio to the floor (the goal line);
  * - a poll of a signed download link while the export is pending (503) and once it is ready (200,
  *   a small archive), against the trivial `/healthz`; the ready poll also against the trivial
  *   Worker's `GET /object`, one R2 read of the same archive (not a goal row: it shows what the
@@ -32,7 +35,7 @@ import type { BenchOptions } from "./options";
 import { type ResultRow, row, withFloor } from "./report";
 import { type BenchAccount, createAccount, createDatabase, startExport, waitUntilReady } from "./worker-client";
 import { type WrkResult, wrk } from "./wrk";
-import { METRICS_OFF_SUBJECT } from "./goals";
+import { COOKIE_SUBJECT, METRICS_OFF_SUBJECT } from "./goals";
 
 type Output = Pick<BenchContext, "log" | "progress" | "note" | "check">;
 
@@ -82,6 +85,10 @@ async function pendingLink(persistTo: string, account: BenchAccount, databaseId:
 }
 
 /** The busybox app deployed through the console; its hostname and its container's own address. */
+/** A CGI of the bench app that sets a cookie for every app under APPS_DOMAIN (localhost here). */
+const COOKIE_CGI = "www/cgi-bin/cookie";
+const COOKIE_SCRIPT = '#!/bin/busybox sh\nprintf "Set-Cookie: seen=1; Path=/; Domain=localhost; HttpOnly\\r\\nContent-Type: text/plain\\r\\n\\r\\nok\\n"\n';
+
 interface BenchApp {
   host: string;
   instanceUrl: string;
@@ -90,9 +97,10 @@ interface BenchApp {
 
 async function deployApp(base: string, port: number, operatorToken: string, forgeUrl: string, forgeRoot: string, engineUrl: string): Promise<BenchApp> {
   const runId = `${Date.now().toString(36)}${randomBytes(2).toString("hex")}`;
-  const repo = await createRepository(forgeRoot, "bench", "httpd", appFiles(readFileSync("/bin/busybox")), {
+  const files = { ...appFiles(readFileSync("/bin/busybox")), [COOKIE_CGI]: COOKIE_SCRIPT };
+  const repo = await createRepository(forgeRoot, "bench", "httpd", files, {
     forgeUrl,
-    modes: { busybox: 0o755 },
+    modes: { busybox: 0o755, [COOKIE_CGI]: 0o755 },
     message: "busybox httpd app",
   });
   const session = new Session(base);
@@ -187,6 +195,13 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
         floorName: "trivial Worker /proxy, one fetch to the same container",
         expect: "2xx",
       });
+      pairs.push({
+        subject: COOKIE_SUBJECT,
+        ours: { url: `${base}/cgi-bin/cookie`, headers: { Host: app.host } },
+        floor: { url: `${floorBase}/proxy`, headers: { "X-Upstream": `${app.instanceUrl}cgi-bin/cookie` } },
+        floorName: "trivial Worker /proxy, the same CGI, its cookie passed as it is",
+        expect: "2xx",
+      });
     } else {
       note("No dockerd at /var/run/docker.sock: the app proxy row is left out.");
     }
@@ -259,7 +274,7 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
     // What counting an app's requests costs (docs/metrics.md): the same proxy rows again with
     // METRICS_COLLECTION off, on the same state and port, each run against the floor in turns as
     // before, so the two are compared through their ratios to the floor (the goal line).
-    const appPair = pairs.find((p) => p.subject.startsWith("App through the proxy"));
+    const appPair = pairs.find((p) => p.subject.startsWith("App through the proxy (busybox"));
     if (appPair) {
       progress("requests: restarting the control plane with metrics collection off");
       await ours.stop();
