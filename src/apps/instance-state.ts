@@ -1,7 +1,8 @@
 import { launchEnv } from "../envvars/store";
 import { maskText, secretsToMask } from "../logs/mask";
 import { runtimeFor } from "../runtime";
-import { type AppRow, CRASH_OUTPUT_LINES, type InstanceView, viewInstance } from "./store";
+import type { AppRow } from "./store";
+import { CRASH_OUTPUT_LINES, type InstanceView, viewInstance } from "./views";
 
 /**
  * What the engine says of a running app's serving instance (running, restarting, crashed, with a

@@ -1,7 +1,8 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { appController } from "../apps/app-controller";
-import { getApp, getDeploy, viewDeploy } from "../apps/store";
+import { getApp, getDeploy } from "../apps/store";
+import { viewDeploy } from "../apps/views";
 import type { AppEnv } from "../http/context";
 import { ApiError, type ErrorCode, invalid, notFound } from "../http/errors";
 import { rateLimitHeaders } from "../http/gcra";

@@ -2,7 +2,8 @@ import { getConfig } from "../config";
 import type { SealedSecret } from "../db/schema";
 import { openValue, sealValue } from "../lib/sealing";
 import { randomBytes, toHex } from "../lib/encoding";
-import { type AppRow, updateApp, webhookUrl } from "../apps/store";
+import { type AppRow, updateApp } from "../apps/store";
+import { webhookUrl } from "../apps/views";
 
 /**
  * The app's webhook secret. GitHub and Gitea sign deliveries with an HMAC under the secret itself

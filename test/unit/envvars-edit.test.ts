@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type AppRow, viewEnvState } from "../../src/apps/store";
+import type { AppRow } from "../../src/apps/store";
+import { viewEnvState } from "../../src/apps/views";
 import { planPaste } from "../../src/envvars/edit";
 
 // SPEC.md, contract item 7 (paste, merge, replace "after a confirmation listing them and requiring

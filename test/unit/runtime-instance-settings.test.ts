@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { PLAN_IDS, type PlanId, planLimits } from "../../src/apps/plans";
-import { type InstanceView, viewInstance } from "../../src/apps/store";
+import { type InstanceView, viewInstance } from "../../src/apps/views";
 import type { InstanceRunState } from "../../src/runtime/types";
 import { defaultBindAddress } from "../../src/runtime/docker";
 import { CAP_DROP, CAP_KEPT, CRASH_RULE, type ObservedProcess, instanceHealth, instanceHostConfig } from "../../src/runtime/instance-settings";

@@ -3,16 +3,8 @@ import { appController } from "../../apps/app-controller";
 import { readDeployLog } from "../../apps/deploy-log";
 import { createApp } from "../../apps/service";
 import { AppSettingsPatch, NewAppRequest, PlanRequest } from "../../apps/settings";
-import {
-  type AppRow,
-  getDeploy,
-  getOwnedApp,
-  latestDeploy,
-  listApps,
-  listDeploys,
-  viewApp,
-  viewDeploy,
-} from "../../apps/store";
+import { type AppRow, getDeploy, getOwnedApp, latestDeploy, listApps, listDeploys } from "../../apps/store";
+import { viewApp, viewDeploy } from "../../apps/views";
 import { servingInstance } from "../../apps/instance-state";
 import { planChangeBlocked } from "../../domains/service";
 import type { AppEnv } from "../../http/context";

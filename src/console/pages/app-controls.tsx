@@ -1,7 +1,7 @@
 import { deployLabel } from "../../apps/controls";
 import { billingHints } from "../../billing/hints";
 import { PLANS, PLAN_IDS } from "../../apps/plans";
-import type { AppView } from "../../apps/store";
+import type { AppView } from "../../apps/views";
 import { planSummary } from "./app-components";
 import { Csrf } from "./components";
 import { Layout, type Viewer } from "./layout";

@@ -1,5 +1,5 @@
 import { DEFAULT_PLAN } from "../../apps/plans";
-import type { AppView } from "../../apps/store";
+import type { AppView } from "../../apps/views";
 import { AppStatusBadge, PlanChoices, type SettingsValues, SettingsFields, planLabel } from "./app-components";
 import { Csrf, EmptyState } from "./components";
 import type { Flash } from "./flash";

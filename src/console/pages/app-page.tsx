@@ -1,4 +1,4 @@
-import type { AppView } from "../../apps/store";
+import type { AppView } from "../../apps/views";
 import { billingHints } from "../../billing/hints";
 import { formatDa } from "../../billing/rules";
 import { BUILT_STOPPED, builtWhileStopped } from "../../apps/messages";

@@ -1,6 +1,7 @@
 import { type Context, Hono } from "hono";
 import { servingInstance } from "../../apps/instance-state";
-import { type AppRow, getOwnedApp, latestDeploy, listDeploys, viewApp, viewDeploy } from "../../apps/store";
+import { type AppRow, getOwnedApp, latestDeploy, listDeploys } from "../../apps/store";
+import { viewApp, viewDeploy } from "../../apps/views";
 import { addRefusal } from "../../domains/refusals";
 import { expiryNotes, viewAppDomains } from "../../domains/service";
 import { readEnv } from "../../envvars/store";

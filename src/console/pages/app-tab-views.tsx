@@ -1,4 +1,4 @@
-import type { AppView, DeployView } from "../../apps/store";
+import type { AppView, DeployView } from "../../apps/views";
 import { type SettingsValues, SettingsFields } from "./app-components";
 import { AppFrame } from "./app-tabs";
 import { Csrf } from "./components";

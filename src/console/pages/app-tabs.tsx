@@ -1,5 +1,5 @@
 import type { Child } from "hono/jsx";
-import type { AppView } from "../../apps/store";
+import type { AppView } from "../../apps/views";
 import { AppStatusBadge } from "./app-components";
 import { liveState } from "./deploy-panel";
 import type { Flash } from "./flash";

@@ -1,4 +1,4 @@
-import type { AppView, DeployView } from "../../apps/store";
+import type { AppView, DeployView } from "../../apps/views";
 import { DeployStatusBadge, planLabel, shortId } from "./app-components";
 import { Csrf, DateTime, EmptyState } from "./components";
 import type { Flash } from "./flash";

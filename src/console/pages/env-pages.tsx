@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { appController } from "../../apps/app-controller";
-import { type AppRow, latestDeploy, viewApp } from "../../apps/store";
+import { type AppRow, latestDeploy } from "../../apps/store";
+import { viewApp } from "../../apps/views";
 import type { PasteMode } from "../../envvars/diff";
 import { planPaste } from "../../envvars/edit";
 import { type EnvVariable, validateVariables } from "../../envvars/rules";

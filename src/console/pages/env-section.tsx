@@ -1,4 +1,4 @@
-import type { AppView } from "../../apps/store";
+import type { AppView } from "../../apps/views";
 import type { EnvDiff, PasteMode } from "../../envvars/diff";
 import { REPLACE_WORD } from "../../envvars/diff";
 import { type EnvVariable, type RowError, VALUE_TOO_LARGE_MESSAGE } from "../../envvars/rules";

@@ -1,4 +1,4 @@
-import type { AppView } from "../../apps/store";
+import type { AppView } from "../../apps/views";
 import { HEALTH_BOUNDS } from "../../apps/health";
 import { Csrf, DateTime, Field, FieldError } from "./components";
 import type { FieldErrors } from "./forms";

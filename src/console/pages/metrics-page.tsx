@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { type PlanId, planLimits } from "../../apps/plans";
-import { type AppView, deploysFinishedSince } from "../../apps/store";
+import { deploysFinishedSince } from "../../apps/store";
+import type { AppView } from "../../apps/views";
 import type { AppEnv } from "../../http/context";
 import { appMetrics } from "../../metrics/app-metrics";
 import { HEIGHT, WIDTH, lineSegments, niceCeiling } from "../../metrics/chart";

@@ -1,4 +1,4 @@
-import type { AppView } from "../../apps/store";
+import type { AppView } from "../../apps/views";
 import { Csrf, Field } from "./components";
 
 /** What the section shows besides the app: the token field's error, and a secret just made (shown this once). */
