@@ -13,6 +13,7 @@ import { domainRoutes } from "./console/api/domains";
 import { envRoutes } from "./console/api/env";
 import { metricsRoutes } from "./console/api/metrics";
 import { notificationRoutes } from "./console/api/notifications";
+import { consoleRouter, serveConsoleDocument } from "./console/api/openapi";
 import { securityRoutes } from "./console/api/security";
 import { auditRoutes } from "./console/api/audit";
 import { passkeyRoutes } from "./console/api/passkeys";
@@ -45,7 +46,7 @@ export function createApp(deps: Deps = defaultDeps) {
   const app = front(new Hono<AppEnv>(), deps, routes);
   app.get("/healthz", (c) => c.json({ ok: true }));
 
-  const consoleApi = new Hono<AppEnv>();
+  const consoleApi = consoleRouter();
   consoleApi.use(consoleBodyLimit(), csrfGuard());
   consoleApi.route("/", authRoutes);
   for (const path of ["/tokens", "/tokens/*", "/databases", "/databases/*", "/apps", "/apps/*", "/wallet", "/notifications/*"]) consoleApi.use(path, requireSession);
@@ -62,6 +63,7 @@ export function createApp(deps: Deps = defaultDeps) {
   consoleApi.route("/", securityRoutes);
   consoleApi.route("/passkeys", passkeyRoutes);
   consoleApi.route("/audit", auditRoutes);
+  serveConsoleDocument(consoleApi);
   app.route("/console/api", consoleApi);
   app.route("/console", consolePages);
   app.route("/admin/api", adminRoutes);
