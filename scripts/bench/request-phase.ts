@@ -73,8 +73,10 @@ async function pendingLink(persistTo: string, account: BenchAccount, databaseId:
   const deadline = Date.now() + 3_600_000;
   await promisify(execFile)("sqlite3", [
     d1,
-    `UPDATE exports SET status = 'pending', started_at = NULL, finished_at = NULL, size_bytes = NULL, sha256 = NULL, deadline_at = ${deadline} WHERE id = '${exportId}'`,
+    `UPDATE exports SET status = 'pending', started_at = NULL, finished_at = NULL, size_bytes = NULL, sha256 = NULL, deadline_at = ${deadline}, runner_alive_at = ${deadline} WHERE id = '${exportId}'`,
   ]);
+  // runner_alive_at: a runner that looks alive until the deadline, so the runner watch
+  // (src/exports/runner-watch.ts) does not queue the job again and finish the export mid-run.
   // The Worker keeps the record it read for RECORD_KEEP_MS (src/exports/store.ts): a write behind
   // its back, like this one, shows once that has passed.
   await new Promise((resolve) => setTimeout(resolve, RECORD_KEEP_MS + 100));
@@ -84,11 +86,11 @@ async function pendingLink(persistTo: string, account: BenchAccount, databaseId:
   return started.url;
 }
 
-/** The busybox app deployed through the console; its hostname and its container's own address. */
 /** A CGI of the bench app that sets a cookie for every app under APPS_DOMAIN (localhost here). */
 const COOKIE_CGI = "www/cgi-bin/cookie";
 const COOKIE_SCRIPT = '#!/bin/busybox sh\nprintf "Set-Cookie: seen=1; Path=/; Domain=localhost; HttpOnly\\r\\nContent-Type: text/plain\\r\\n\\r\\nok\\n"\n';
 
+/** The busybox app deployed through the console; its hostname and its container's own address. */
 interface BenchApp {
   host: string;
   instanceUrl: string;
