@@ -99,7 +99,7 @@ function metricsCostGoal(rows: ResultRow[]): GoalLine {
 }
 
 /**
- * docs/isolation.md (cookies stay with their app): the proxy's cookie rule costs no request rate
+ * README, "What we enforce" (cookies stay with their app): the proxy's cookie rule costs no request rate
  * beyond noise. The CGI row (a cookie the rule rewrites) at 0.95 or more of the plain app row,
  * each taken as its ratio to the floor's `/proxy` of the same URL, which passes the cookie as it is.
  */

@@ -7,7 +7,7 @@
  * - an app through the proxy (a busybox httpd app deployed on dockerd, `<subdomain>.localhost`)
  *   against the trivial Worker's `/proxy`, which makes one `fetch` to the same container;
  * - the same app answering with `Set-Cookie: ...; Domain=localhost` (a CGI), which the proxy's
- *   cookie rule (docs/isolation.md) rewrites to host-only and the trivial `/proxy` passes as it
+ *   cookie rule (README, "What we enforce") rewrites to host-only and the trivial `/proxy` passes as it
  *   is: the rule's cost, read against the plain row's ratio to the floor (the goal line);
  * - a poll of a signed download link while the export is pending (503) and once it is ready (200,
  *   a small archive), against the trivial `/healthz`; the ready poll also against the trivial
