@@ -74,11 +74,6 @@ export function journalOverflow(sql: SqlStorage): { bytes: number; maxBytes: num
   return row && row.bytes > row.max_bytes ? { bytes: row.bytes, maxBytes: row.max_bytes } : null;
 }
 
-/** Whether a journal is open. */
-export function journalOpen(sql: SqlStorage): boolean {
-  return sql.exec("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", STATE_TABLE).toArray().length > 0;
-}
-
 /** Creates table `table`'s journal and triggers; returns its plan. */
 function keepTable(sql: SqlStorage, table: string, kind: TableListRow | undefined, n: number): TablePlan {
   const shape = tableShape(sql, table, kind);
