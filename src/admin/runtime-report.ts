@@ -38,7 +38,7 @@ export const runtimeReportRoutes = new Hono<AppEnv>()
     if (!runtime) return c.json({ kind: null, api_version: null, problems: [NO_ENGINE], ...(await recovery(c.env)) });
     try {
       const { apiVersion } = await runtime.ping();
-      const problems = runtime.report ? await runtime.report() : [];
+      const problems = await runtime.report();
       return c.json({ kind: c.get("config").RUNTIME_KIND, api_version: apiVersion, problems, ...(await recovery(c.env)) });
     } catch (error) {
       if (error instanceof RuntimeUnavailableError) throw new ApiError("ENGINE_UNAVAILABLE", error.message);

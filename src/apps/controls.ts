@@ -2,6 +2,7 @@ import type { AppStatus } from "../db/schema";
 import { RENEWAL_RETRY_MS } from "../billing/renewal";
 import { ENV_APPLY_DEADLINE_MS } from "../envvars/save";
 import { RUNNER_CHECK_MS } from "./heartbeat";
+import type { ContainerRuntime } from "../runtime/types";
 
 /**
  * docs/apps.md, App controls: which control applies to which app state, and what a control pressed
@@ -97,11 +98,11 @@ export const NO_ENGINE: Refusal = {
  * engine's sentence and nothing is charged. Null: go on.
  */
 export async function capacityRefusal(
-  runtime: { capacity?(memoryBytes: number): Promise<{ fits: true } | { fits: false; message: string }> } | null,
+  runtime: Pick<ContainerRuntime, "capacity"> | null,
   app: { liveDeployId: string | null },
   planMemoryBytes: number,
 ): Promise<Refusal | null> {
-  if (!runtime?.capacity || app.liveDeployId !== null) return null;
+  if (!runtime || app.liveDeployId !== null) return null;
   const verdict = await runtime.capacity(planMemoryBytes);
   return verdict.fits ? null : { outcome: "refused", code: "INSUFFICIENT_CAPACITY", message: verdict.message };
 }

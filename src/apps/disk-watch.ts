@@ -40,7 +40,7 @@ export function diskVerdict(plan: string, written: number, overrideBytes: number
 /** Measures every running instance and restarts fresh those past their allowance; the number restarted. */
 export async function watchInstanceDisks(env: Env, now: number): Promise<number> {
   const runtime = runtimeFor(env);
-  if (!runtime?.writableBytes) return 0;
+  if (!runtime) return 0;
   const override = getConfig(env).DISK_ALLOWANCE_OVERRIDE_BYTES;
   const [measured, running] = await Promise.all([runtime.writableBytes(APP_ID_LABEL), servingApps(env)]);
   const written = new Map(measured.map((m) => [m.id, m.bytes]));

@@ -13,7 +13,7 @@ export async function servingInstance(env: Env, row: AppRow, now: number): Promi
   const runtime = row.status === "running" && row.instanceId ? runtimeFor(env) : null;
   if (!runtime || !row.instanceId) return null;
   try {
-    const state = await runtime.state?.(row.instanceId);
+    const state = await runtime.state(row.instanceId);
     if (!state) return null;
     const view = viewInstance(state, now);
     if (view.state !== "crashed") return view;

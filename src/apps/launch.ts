@@ -59,11 +59,10 @@ export function healthProbeFailedMessage(port: number, timeoutSeconds: number, l
 }
 
 /**
- * Starts a new instance and waits until its port answers. An instance that does not answer is
- * removed again, so a failed launch leaves nothing running and whatever served before still does.
- * With `replaces` (the app's current instance) on an engine that switches generations itself
- * (`runtime.replace`, Swarm), the new generation replaces that instance in place, keeping its id;
- * one that does not answer is reverted to what ran before rather than removed.
+ * Runs the next generation of the app's instance (`runtime.replace` of `replaces`, the app's
+ * current instance, if any) and waits until its port answers. A generation that does not answer
+ * is reverted (`runtime.revert`: a new instance is removed, one switched in place goes back to
+ * what it ran before), so a failed launch leaves whatever served before serving.
  */
 export async function launchInstance(
   runtime: ContainerRuntime,
@@ -74,9 +73,9 @@ export async function launchInstance(
   const check = healthSettings(spec.healthCheck);
   // The grace period at start lengthens the wait for a first answer; it never shortens it.
   const probeSeconds = Math.max(options.probeTimeoutSeconds, check.graceSeconds);
-  const inPlace = options.replaces && runtime.replace ? options.replaces : null;
-  // A generation that did not take: put back what ran before (in place), or remove the instance.
-  const discard = (id: string) => (id === inPlace ? runtime.revert?.(id) : runtime.remove(id))?.catch(() => undefined);
+  const previous = options.replaces ?? null;
+  // A generation that did not take: nothing of it is left, and what ran before runs as before.
+  const discard = (id: string) => runtime.revert(id, previous).catch(() => undefined);
   let instance: Instance;
   try {
     const instanceSpec = {
@@ -89,10 +88,11 @@ export async function launchInstance(
       network: appNetworkName(spec.appId),
       ...(spec.healthCheck ? { healthCheck: engineHealthCheck(check, options.healthIntervalSeconds) } : {}),
     };
-    instance = inPlace ? await runtime.replace!(inPlace, instanceSpec) : await runtime.start(instanceSpec);
+    instance = await runtime.replace(previous, instanceSpec);
   } catch (err) {
     if (err instanceof RuntimeUnavailableError) {
-      if (inPlace) await discard(inPlace);
+      // Whatever the engine did with `previous` (switched in place) is undone; one engine did nothing to it.
+      if (previous) await discard(previous);
       throw err;
     }
     if (err instanceof InstanceExitedError) {
@@ -165,7 +165,7 @@ export interface LaunchAndSwitch {
    * records with it. Not switched: another change got there.
    */
   switchTo: (instance: Instance) => Promise<SwitchOutcome>;
-  /** The app's current instance (serving or stopped), which an engine with `replace` updates in place. */
+  /** The app's current instance (serving or stopped), of which the new instance is the next generation (`runtime.replace`). */
   replaces?: string | null;
 }
 
@@ -189,8 +189,8 @@ export async function launchAndSwitch(input: LaunchAndSwitch): Promise<LaunchAnd
   if (!launched.ok) return launched;
   const switched = await input.switchTo(launched.instance);
   if (!switched.switched) {
-    const inPlace = launched.instance.id === input.replaces && input.runtime.revert;
-    await (inPlace ? input.runtime.revert!(launched.instance.id) : input.runtime.remove(launched.instance.id)).catch(() => undefined);
+    const inPlace = launched.instance.id === input.replaces;
+    await input.runtime.revert(launched.instance.id, input.replaces ?? null).catch(() => undefined);
     const message = `Not switched: ${switched.reason} Instance ${launched.instance.id.slice(0, 12)} was ${inPlace ? "put back on what it ran before" : "removed"}; nothing changed.`;
     await log(message);
     serviceLog("info", "launch finished late; nothing switched", { app_id: input.spec.appId, instance_id: launched.instance.id });

@@ -18,7 +18,6 @@ export type Restore = () => Promise<boolean>;
 /** Compares the app's objects with its records at `now` and carries out what the plan says. */
 export async function reconcileAppObjects(env: Env, runtime: ContainerRuntime, appId: string, now: number, restore: Restore): Promise<ReconcileRunAction[]> {
   const [engine, records] = await Promise.all([engineView(env, runtime, appId), recordsView(env, appId)]);
-  if (!engine) return [];
   const plan = planReconcile(engine, records, now, reconcileGraceMs(env));
   const done: ReconcileRunAction[] = [];
   for (const action of plan.actions) done.push(await carryOut(env, runtime, action, restore));

@@ -20,18 +20,16 @@ export function reconcileGraceMs(env: Env): number {
 
 /**
  * What the engine holds for every app, or for `appId`: instances by their app label, the apps'
- * networks and images by name, and, on one Docker engine, the port rows. Null when the adapter
- * cannot list its instances (nothing can be compared then).
+ * networks and images by name, and, on one Docker engine, the port rows.
  */
-export async function engineView(env: Env, runtime: ContainerRuntime, appId?: string): Promise<EngineView | null> {
-  if (!runtime.listInstances) return null;
+export async function engineView(env: Env, runtime: ContainerRuntime, appId?: string): Promise<EngineView> {
   const config = getConfig(env);
   const networkPrefix = appNetworkName(appId ?? "");
   const imagePrefix = appId === undefined ? appImageRepository("") : `${appImageRepository(appId)}:`;
   const [instances, networks, images, ports] = await Promise.all([
     runtime.listInstances({ key: APP_ID_LABEL, ...(appId === undefined ? {} : { value: appId }) }),
-    runtime.listNetworks?.(networkPrefix) ?? [],
-    runtime.listImages?.(imagePrefix) ?? [],
+    runtime.listNetworks(networkPrefix),
+    runtime.listImages(imagePrefix),
     config.RUNTIME_KIND === "swarm" ? null : portRows(database(env), engineKey(config.RUNTIME_URL), appId),
   ]);
   const repository = appImageRepository("");

@@ -26,7 +26,7 @@ export async function teardownApp(env: Env, app: AppRow, runtime: ContainerRunti
     for (const id of new Set([app.instanceId, ...artifacts.map((d) => d.instanceId), ...retiring.map((r) => r.instanceId), ...running])) if (id) await runtime.remove(id);
     for (const image of new Set([app.image, ...artifacts.map((d) => d.image), ...tagged])) if (image) await runtime.removeImage(image);
     // A network some unlabelled container still uses stays behind rather than block Delete.
-    await runtime.removeNetwork?.(appNetworkName(app.id)).catch((err: unknown) => log("warn", "app network not removed", { app_id: app.id, ...describeError(err) }));
+    await runtime.removeNetwork(appNetworkName(app.id)).catch((err: unknown) => log("warn", "app network not removed", { app_id: app.id, ...describeError(err) }));
   }
   // Without an engine the rows stay, for the reconciler to find their instances once one answers.
   if (runtime) await deleteRetireRowsOf(env, app.id);

@@ -85,7 +85,7 @@ export class AppLogs extends DurableObject<Env> {
   async #collectOnce(appId: string): Promise<void> {
     const app = await getApp(this.env, appId);
     const runtime = runtimeFor(this.env);
-    if (app?.instanceId && runtime?.logLines) {
+    if (app?.instanceId && runtime) {
       const cursor = this.ctx.storage.kv.get<Cursor>("cursor");
       const same = cursor?.instanceId === app.instanceId ? cursor : null;
       // Resuming reads every line since the last one kept (a `tail` would shift the numbering of

@@ -48,7 +48,7 @@ export class LiveLogs extends DurableObject<Env> {
   /** Reads the instance's last lines, then follows it from the last of them. */
   async #open(appId: string, instanceId: string): Promise<LogFeed | null> {
     const runtime = runtimeFor(this.env);
-    if (!runtime?.logLines) return null;
+    if (!runtime) return null;
     const engineCall = new AbortController();
     const recent = await runtime.logLines(instanceId, { tail: RING_LINES, signal: engineCall.signal });
     if (!recent) return null;
@@ -59,7 +59,7 @@ export class LiveLogs extends DurableObject<Env> {
     const feed = new LogFeed({
       tag: instanceTag(instanceId),
       secrets,
-      catchUp: (since, signal) => runtime.logLines!(instanceId, { since, signal }),
+      catchUp: (since, signal) => runtime.logLines(instanceId, { since, signal }),
       onIdle: () => {
         engineCall.abort();
         if (opening) this.#forget(opening);
@@ -78,7 +78,7 @@ export class LiveLogs extends DurableObject<Env> {
   }
 
   /** Hands the follow's new lines to the feed until the engine ends it (or the last viewer left). */
-  async #pump(feed: LogFeed, follow: Awaited<ReturnType<NonNullable<ContainerRuntime["logLines"]>>>, skip: LogIds, signal: AbortSignal): Promise<void> {
+  async #pump(feed: LogFeed, follow: Awaited<ReturnType<ContainerRuntime["logLines"]>>, skip: LogIds, signal: AbortSignal): Promise<void> {
     try {
       if (follow) for await (const line of follow) if (skip.next(line) !== null) feed.append(line);
     } catch (error) {

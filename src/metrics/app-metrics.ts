@@ -92,7 +92,7 @@ export class AppMetrics extends DurableObject<Env> {
   async sample(appId: string, nowMs: number): Promise<boolean> {
     const app = await getApp(this.env, appId);
     const runtime = runtimeFor(this.env);
-    if (!app || app.status !== "running" || !app.instanceId || !runtime?.stats) return false;
+    if (!app || app.status !== "running" || !app.instanceId || !runtime) return false;
     const stats = await runtime.stats(app.instanceId);
     if (!stats) return true;
     const cpus = planLimits(app.plan as PlanId).cpus;

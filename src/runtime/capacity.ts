@@ -3,6 +3,7 @@
  * must have that much memory left once the reservations of the tasks meant to run on it are
  * subtracted (every instance reserves its plan's memory, so the scheduler keeps the same sums).
  */
+import type { DockerEngineClient } from "./docker-client";
 
 export interface NodeCapacity {
   id: string;
@@ -49,4 +50,30 @@ export function checkCapacity(planMemoryBytes: number, nodes: NodeCapacity[], ta
 
 function mib(bytes: number): string {
   return `${Math.floor(bytes / (1024 * 1024))} MiB`;
+}
+
+/** The subset of `GET /nodes` and `GET /tasks` entries read by `swarmCapacity`. */
+interface NodeJson {
+  ID: string;
+  Spec?: { Availability?: string };
+  Status?: { State?: string };
+  Description?: { Resources?: { MemoryBytes?: number } };
+}
+interface TaskJson {
+  NodeID?: string;
+  DesiredState?: string;
+  Spec?: { Resources?: { Reservations?: { MemoryBytes?: number } } };
+}
+
+/** Whether a plan's memory fits on some ready node of a swarm, from the manager's `/nodes` and the running reservations. */
+export async function swarmCapacity(client: DockerEngineClient, memoryBytes: number): Promise<CapacityVerdict> {
+  const [nodes, tasks] = await Promise.all([
+    client.json<NodeJson[]>("GET", "/nodes"),
+    client.json<TaskJson[]>("GET", "/tasks", { query: { filters: JSON.stringify({ "desired-state": ["running"] }) } }),
+  ]);
+  return checkCapacity(
+    memoryBytes,
+    nodes.body.map((n) => ({ id: n.ID, state: n.Status?.State ?? "", availability: n.Spec?.Availability ?? "", memoryBytes: n.Description?.Resources?.MemoryBytes ?? 0 })),
+    tasks.body.map((t) => ({ nodeId: t.NodeID ?? "", desiredState: t.DesiredState ?? "", memoryBytes: t.Spec?.Resources?.Reservations?.MemoryBytes ?? 0 })),
+  );
 }

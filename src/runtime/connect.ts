@@ -11,7 +11,7 @@ import type { ContainerRuntime } from "./types";
 
 type RuntimeConfig = Pick<
   Config,
-  "RUNTIME_URL" | "RUNTIME_KIND" | "RUNTIME_BUILDER" | "REGISTRY" | "REGISTRY_API_URL" | "REGISTRY_USERNAME" | "REGISTRY_PASSWORD" | "RUNTIME_ACCESS_CLIENT_ID" | "RUNTIME_ACCESS_CLIENT_SECRET" | "INSTANCE_PORT_RANGE" | "INSTANCE_BIND_ADDRESS" | "SWARM_CONSTRAINTS" | "SWARM_PROBE_IMAGE" | "SWARM_ENCRYPT_NETWORKS"
+  "RUNTIME_URL" | "RUNTIME_KIND" | "RUNTIME_BUILDER" | "REGISTRY" | "REGISTRY_API_URL" | "REGISTRY_USERNAME" | "REGISTRY_PASSWORD" | "RUNTIME_ACCESS_CLIENT_ID" | "RUNTIME_ACCESS_CLIENT_SECRET" | "INSTANCE_PORT_RANGE" | "INSTANCE_BIND_ADDRESS" | "SWARM_NODE_ENGINE_URL" | "SWARM_CONSTRAINTS" | "SWARM_PROBE_IMAGE" | "SWARM_ENCRYPT_NETWORKS"
 >;
 
 /** The runtime for this env, or null when no engine is configured. */
@@ -34,6 +34,7 @@ export function runtimeFromConfig(config: RuntimeConfig, baseFetch?: typeof fetc
       constraints: config.SWARM_CONSTRAINTS,
       ...(config.SWARM_PROBE_IMAGE ? { probeImage: config.SWARM_PROBE_IMAGE } : {}),
       encryptNetworks: config.SWARM_ENCRYPT_NETWORKS,
+      ...(config.SWARM_NODE_ENGINE_URL ? { nodeEngineUrl: (node: string) => config.SWARM_NODE_ENGINE_URL.replace("{node}", node) } : {}),
     });
   }
   return new DockerRuntime({

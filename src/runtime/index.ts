@@ -1,26 +1,20 @@
 /**
- * Chooses the container runtime from configuration. Only the Docker Engine API exists today; the
- * URL is the engine's HTTP base (in development, the localhost forwarder to the Docker socket).
+ * The runtime the Worker uses: the Docker adapter (one engine) or the Swarm adapter, chosen by
+ * RUNTIME_KIND and reached with the configured credentials (connect.ts); both implement the
+ * contract in types.ts.
  */
 import { getConfig } from "../config";
 import { database } from "../db/client";
 import { runtimeFromEnv } from "./connect";
-import { DockerRuntime } from "./docker";
 import { engineKey, withPortTable } from "./ports";
 import type { ContainerRuntime } from "./types";
 
-/** The runtime for an engine URL such as `http://127.0.0.1:2375`, or null when none is configured. */
-export function runtimeFromUrl(url: string | undefined, options: { bindAddress?: string } = {}): ContainerRuntime | null {
-  const trimmed = url?.trim();
-  if (!trimmed) return null;
-  return new DockerRuntime({ url: trimmed, ...(options.bindAddress ? { bindAddress: options.bindAddress } : {}) });
-}
-
 /**
  * The Worker's runtime: the configured engine reached with its credentials (src/runtime/connect.ts).
- * On one Docker engine, instances' host ports are allocated from INSTANCE_PORT_RANGE in D1 and
- * published on INSTANCE_BIND_ADDRESS; the swarm adapter picks a port of the range per generation
- * on the node that runs it. Null when no engine is set.
+ * On one Docker engine, instances' host ports are allocated from INSTANCE_PORT_RANGE in the
+ * `instance_ports` table and published on INSTANCE_BIND_ADDRESS; the Swarm adapter picks a port of
+ * the range per service generation on the node that runs it (docs/architecture.md says why not
+ * from the table). Null when no engine is set.
  */
 export function runtimeFor(env: Env): ContainerRuntime | null {
   const runtime = runtimeFromEnv(env);

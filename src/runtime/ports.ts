@@ -10,9 +10,11 @@
 import { and, eq, gte, lte, or, desc } from "drizzle-orm";
 import type { Database } from "../db/client";
 import { instancePorts } from "../db/schema";
+import { pickPort } from "./port-range";
 import { type ContainerRuntime, type Instance, InstanceExitedError, type InstanceSpec, type PortRange, PortTakenError, RuntimeUnavailableError } from "./types";
 
 export type { PortRange } from "./types";
+export { pickPort } from "./port-range";
 
 /** Tries of `startWithPort` before giving up: ports refused by the engine, or lost to a concurrent allocation. */
 export const PORT_TRIES = 30;
@@ -21,22 +23,6 @@ export const PORT_TRIES = 30;
 export function engineKey(runtimeUrl: string): string {
   const url = new URL(runtimeUrl);
   return url.host;
-}
-
-/**
- * The port to allocate: the first one after `after` (the last one allocated) that is neither
- * held nor excluded, wrapping around the range; null when every port is taken. Going round the
- * range rather than taking the lowest free port keeps a just-freed port unused for as long as
- * possible.
- */
-export function pickPort(range: PortRange, held: ReadonlySet<number>, after: number | null, exclude: ReadonlySet<number> = new Set()): number | null {
-  const size = range.last - range.first + 1;
-  const start = after === null || after < range.first || after >= range.last ? range.first : after + 1;
-  for (let i = 0; i < size; i++) {
-    const port = range.first + ((start - range.first + i) % size);
-    if (!held.has(port) && !exclude.has(port)) return port;
-  }
-  return null;
 }
 
 /** The range has no free port on this engine. */
@@ -137,19 +123,27 @@ export async function startWithPort(
 }
 
 /**
- * The runtime with its instances' host ports allocated in D1: `start` allocates (and retries on
- * a refused port), `remove` frees the instance's port once the engine removed it. Every other
- * call passes through; `restart`, `stop` and `resume` keep the port.
+ * One engine's runtime with its instances' host ports allocated in D1: `start` and `replace` (a
+ * new container there) allocate, retrying on a refused port; `remove` and `revert` free the
+ * removed instance's port once the engine removed it. Every other call passes through; `restart`
+ * and `stop` keep the port.
  */
 export function withPortTable(runtime: ContainerRuntime, db: Database, options: { engine: string; range: PortRange }): ContainerRuntime {
+  const wrapped: Partial<ContainerRuntime> = {
+    start: (spec) => startWithPort(runtime, db, spec, options),
+    replace: (_previous, spec) => startWithPort(runtime, db, spec, options),
+    remove: async (id, removal) => {
+      await runtime.remove(id, removal);
+      await freeInstancePorts(db, options.engine, id);
+    },
+    revert: async (id, previous) => {
+      await runtime.revert(id, previous);
+      if (id !== previous) await freeInstancePorts(db, options.engine, id);
+    },
+  };
   return new Proxy(runtime, {
     get(target, key, receiver) {
-      if (key === "start") return (spec: InstanceSpec) => startWithPort(target, db, spec, options);
-      if (key === "remove")
-        return async (id: string, removal?: { graceSeconds?: number }) => {
-          await target.remove(id, removal);
-          await freeInstancePorts(db, options.engine, id);
-        };
+      if (typeof key === "string" && key in wrapped) return wrapped[key as keyof ContainerRuntime];
       const value = Reflect.get(target, key, receiver);
       return typeof value === "function" ? value.bind(target) : value;
     },

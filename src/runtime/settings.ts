@@ -97,6 +97,23 @@ export const RUNTIME_SETTINGS = {
       return text;
     }),
   /**
+   * Each swarm node's own Engine API, as an https URL naming the node, e.g. `https://{node}:2376`
+   * (the node's address in place of `{node}`), reached with the same credentials as RUNTIME_URL:
+   * the Swarm adapter reads a task's container stats (metrics, memory alerts) and OOM kill there.
+   * Empty: only tasks on the manager (RUNTIME_URL's own node) have stats.
+   */
+  SWARM_NODE_ENGINE_URL: z
+    .string()
+    .optional()
+    .transform((raw, ctx) => {
+      const text = (raw ?? "").trim().replace(/\/+$/, "");
+      if (text !== "" && !/^https:\/\/([a-z0-9.-]*)\{node\}([a-z0-9.-]*)(:\d{1,5})?$/i.test(text)) {
+        ctx.addIssue({ code: "custom", message: `SWARM_NODE_ENGINE_URL must be an https URL whose host names the node as {node}, such as https://{node}:2376, got "${raw}"` });
+        return z.NEVER;
+      }
+      return text;
+    }),
+  /**
    * Placement constraints every app's service gets on a swarm, comma-separated Swarm expressions
    * such as `node.labels.apps==on` (tests pin apps to a node this way); empty: any node.
    */
@@ -179,6 +196,7 @@ export const RUNTIME_SETTING_DEFAULTS = {
   REGISTRY_API_URL: "",
   INSTANCE_PORT_RANGE: { first: 20000, last: 29999 },
   NODE_PROXY_URL: "",
+  SWARM_NODE_ENGINE_URL: "",
   SWARM_CONSTRAINTS: [] as string[],
   SWARM_PROBE_IMAGE: "",
   SWARM_ENCRYPT_NETWORKS: true,

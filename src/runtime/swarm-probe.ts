@@ -5,18 +5,33 @@
  * whatever happened. A node whose task has not ended within `timeoutMs` is reported unchecked.
  */
 import type { DockerEngineClient } from "./docker-client";
-import { type ProbeRun, type SwarmNode, type SwarmTask, probeServiceSpec, probeSettled } from "./swarm-rules";
+import { type ManagerInfo, NO_NEW_PRIVILEGES_UNCHECKED, type ProbeRun, noNewPrivilegesProblems, probeServiceSpec, probeSettled, swarmProblems, usableNodes } from "./swarm-report-rules";
+import type { SwarmNode, SwarmTask } from "./swarm-rules";
 
 export interface ProbeDeps {
   client: DockerEngineClient;
-  image: string;
+  /** SWARM_PROBE_IMAGE; undefined: the probe is not run, and the report says so. */
+  image: string | undefined;
   /** A finished task's output (stdout and stderr), as text. */
   readTaskLogs(taskId: string): Promise<string>;
   timeoutMs: number;
   pollMs: number;
 }
 
-export async function runNoNewPrivilegesProbe(deps: ProbeDeps, nodes: SwarmNode[]): Promise<ProbeRun[]> {
+/**
+ * The swarm's start-up report: what the operator should fix ([] when nothing). On a manager with
+ * nodes to place apps on, it also runs the no-new-privileges probe on each of them.
+ */
+export async function swarmReport(deps: ProbeDeps): Promise<string[]> {
+  const [info, listed] = await Promise.all([deps.client.json<ManagerInfo>("GET", "/info"), deps.client.json<SwarmNode[]>("GET", "/nodes", { accept: [503] })]);
+  const nodes = listed.status === 503 ? [] : listed.body;
+  const problems = swarmProblems(info.body, nodes);
+  if (listed.status === 503 || usableNodes(nodes).length === 0) return problems;
+  if (!deps.image) return [...problems, NO_NEW_PRIVILEGES_UNCHECKED];
+  return [...problems, ...noNewPrivilegesProblems(nodes, await runNoNewPrivilegesProbe({ ...deps, image: deps.image }, nodes))];
+}
+
+async function runNoNewPrivilegesProbe(deps: ProbeDeps & { image: string }, nodes: SwarmNode[]): Promise<ProbeRun[]> {
   // A name of its own per report: two reports at once (the clock stands still within a request) never clash.
   const name = `cp-probe-${crypto.randomUUID()}`;
   const { body } = await deps.client.json<{ ID: string }>("POST", "/services/create", { json: probeServiceSpec(deps.image, name) });

@@ -1,302 +1,118 @@
 /**
- * The container engine as the control plane sees it: it builds images from a context stream and
- * runs app instances. The level is "instances", not "containers on this host", so an adapter for
- * many machines (Docker Swarm services) fits the same interface. The Docker Engine API adapter is
- * `docker.ts`; every adapter passes the conformance suite in `test/runtime/conformance.ts`.
+ * The container engine as the control plane sees it, as two contracts in the style of
+ * cloudflare/workers-oauth-provider's storage interface: every member is required and documented,
+ * and an adapter that cannot do something implements it anyway, returning the documented value
+ * ("nothing", "fits") rather than leaving the member out, so no caller branches on what an adapter
+ * has. `ImageBuilder` turns a build context into an image; `InstanceEngine` runs app instances
+ * from images. The level is "instances", not "containers on this host", so an adapter for many
+ * machines fits the same contract: `docker.ts` (one Docker Engine) and `swarm.ts` (Docker Swarm
+ * services). Both pass the one conformance suite in `test/runtime/conformance.ts`.
  */
 import type { InstanceStats } from "./stats";
+import type { BuildOutcome, BuildSpec, Instance, InstanceRunState, InstanceSpec, InstanceState, ListedInstance, ListedObject, LogLine, LogOptions } from "./specs";
 
-/** The inclusive range of host ports instances publish on (INSTANCE_PORT_RANGE), e.g. 20000-29999. */
-export interface PortRange {
-  first: number;
-  last: number;
+export * from "./specs";
+export * from "./errors";
+export type { InstanceStats } from "./stats";
+
+/** Builds images and keeps track of them: what a deploy's build step and the image pruning need. */
+export interface ImageBuilder {
+  /** Builds an image; a failing build is an outcome, not a throw (RuntimeUnavailableError for the engine's own failures). */
+  build(spec: BuildSpec): Promise<BuildOutcome>;
+  /** Whether an image exists (a deploy retried after its build reuses it). */
+  hasImage(image: string): Promise<boolean>;
+  /** The engine's id of an image (`sha256:...`), or null when it does not exist (recorded with the deploy). */
+  imageDigest(image: string): Promise<string | null>;
+  /** Removes an image; a missing one is fine. */
+  removeImage(image: string): Promise<void>;
+  /** References (`repository:tag`) of every image named `repository`, whatever its tag. */
+  images(repository: string): Promise<string[]>;
+  /** Image references (`repository:tag`) whose repository starts with `prefix`, with their age (the reconciler's view). */
+  listImages(prefix: string): Promise<ListedObject[]>;
 }
 
-/** Memory and CPU given to one instance; from the app's plan. */
-export interface InstanceLimits {
-  memoryBytes: number;
-  /** Fractional CPUs, e.g. 0.5. */
-  cpus: number;
-  /** Processes and threads at most (a fork loop stops there); default `DEFAULT_PIDS_LIMIT`. */
-  pids?: number;
-}
-
-export interface BuildSpec {
-  /** The build context as a tar stream (uncompressed). */
-  context: ReadableStream<Uint8Array>;
-  /** Path of the build file inside the context, e.g. `Dockerfile` or `docker/web.Dockerfile`. */
-  dockerfile: string;
-  /** Image reference to give the result, e.g. `cp-app-<app id>:<deploy id>`. */
-  tag: string;
-  /** Build output as it comes, one or more whole lines per call (engine's stream decoded). */
-  onOutput?: (text: string) => void | Promise<void>;
-  /** Memory and CPU the build's steps may use (BUILD_MEMORY_MB, BUILD_CPUS). */
-  limits?: InstanceLimits;
-  /**
-   * BUILD_TIMEOUT_SECONDS: past it the build is cancelled on the engine (the adapter ends the
-   * build call, which makes the engine stop the step it runs and remove its container) and the
-   * outcome is `{ok: false, timedOut: true}`.
-   */
-  timeoutSeconds?: number;
-  /** Ends the build call early (its context broke off); the build then rejects with the signal's reason. */
-  signal?: AbortSignal;
-  /**
-   * A secret naming the app's build cache (16-63 lowercase letters and digits): a step is reused
-   * only from earlier builds of the same scope, so another app's identical Dockerfile never hits
-   * this app's layers. Absent: nothing is reused from any earlier build.
-   */
-  cacheScope?: string;
-  /**
-   * BUILD_DISK_MB in bytes: the image being built, base image included, may not grow past it
-   * (measured while the classic builder runs, src/runtime/build-disk.ts); past it the build is
-   * ended and the outcome is `{ok: false, diskExceeded: true}`.
-   */
-  diskBytes?: number;
-}
-
-export type BuildOutcome =
-  | { ok: true; image: string }
-  /** `error`: the engine's sentence (or ours); `failedStep`: the build step that failed (`Step 3/5 : RUN make`), when known. */
-  | { ok: false; error: string; failedStep?: string; timedOut?: true; diskExceeded?: true };
-
-export interface InstanceSpec {
-  image: string;
-  /** Unique among live instances; adapters may use it as the container or service name. */
-  name: string;
-  /** Labels to find an app's instances again (`app_id`, `deploy_id`). */
-  labels: Record<string, string>;
-  /** The app's variables; no `PORT` is ever added. */
-  env: Record<string, string>;
-  /** The one HTTP port the app listens on inside the instance. */
-  port: number;
-  limits: InstanceLimits;
-  /**
-   * The app's own network (see `ensureNetwork`): instances of other apps cannot reach it. Absent:
-   * the engine's default bridge, which every such instance shares.
-   */
-  network?: string;
-  /** The host port to publish on, allocated by the control plane (`ports.ts`); absent: the engine picks. */
-  hostPort?: number;
-  /** The app's health check; an adapter whose engine checks health itself (Swarm) passes it on. */
-  healthCheck?: HealthCheckSpec;
-}
-
-/**
- * Where an instance's HTTP port answers, independent of how the Worker gets there: the engine
- * that runs it, the address of the machine (node) it runs on, and the host port it is published
- * on there. On one engine the node is the engine's own host; on a swarm it is the node that runs
- * the task now (it changes when the swarm reschedules the instance). The proxy reaches it directly
- * (`http://<node>:<port>`) or through the node proxy on that machine (src/routing/instance-target.ts).
- */
-export interface InstanceAddress {
-  /** The engine, as `<kind>:<host of RUNTIME_URL>`, e.g. `swarm:engine.example.net` (see `engineId`). */
-  engine: string;
-  /** The node's address or host name, e.g. `10.0.0.2` or `node2.example.net`. */
-  node: string;
-  port: number;
-}
-
-export interface Instance {
-  id: string;
-  /** Base URL at which the Worker reaches the instance's HTTP port directly, e.g. `http://127.0.0.1:32768`. */
-  url: string;
-  /** The same place as engine, node and port (adapters that know them set it). */
-  address?: InstanceAddress;
-}
-
-export interface InstanceState {
-  id: string;
-  running: boolean;
-  /** Where the port is reachable now; null while not running. */
-  url: string | null;
-  /** The same place as engine, node and port; absent while not running. */
-  address?: InstanceAddress;
-  image: string;
-}
-
-/** The engine part of an instance address: the adapter's kind and the host of its Engine API URL. */
-export function engineId(kind: "docker" | "swarm", engineUrl: string): string {
-  return `${kind}:${new URL(engineUrl).host}`;
-}
-
-/** The direct URL of an address (`http://<node>:<port>`, IPv6 nodes in brackets). */
-export function addressUrl(address: Pick<InstanceAddress, "node" | "port">): string {
-  const node = address.node.includes(":") && !address.node.startsWith("[") ? `[${address.node}]` : address.node;
-  return `http://${node}:${address.port}`;
-}
-
-/** One line of an instance's own output, as the engine timestamps it. */
-export interface LogLine {
-  /** When the engine read the line, ms since the epoch. */
-  at: number;
-  stream: "stdout" | "stderr";
-  /** The line without its newline. */
-  text: string;
-}
-
-export interface LogOptions {
-  /** Keep the stream open and yield lines as they are printed. */
-  follow?: boolean;
-  /** Only lines printed at or after this moment (ms since the epoch). */
-  since?: number;
-  /** Only the last `tail` lines (before following). */
-  tail?: number;
-  /** Ends the stream (a follower went away). */
-  signal?: AbortSignal;
-}
-
-/** What the app asks its instance's health check to be (the app's health check settings). */
-export interface HealthCheckSpec {
-  /** HTTP path probed on the instance's port, e.g. `/` or `/healthz`. */
-  path: string;
-  /** `any`: any HTTP answer is healthy; `2xx-3xx`: only those statuses. */
-  expect: "any" | "2xx-3xx";
-  timeoutSeconds: number;
-  /** Failures during this long after a start do not count. */
-  graceSeconds: number;
-  intervalSeconds: number;
-  /** Failures in a row that make the instance unhealthy. */
-  retries: number;
-}
-
-/** What the engine reports of an instance's process, for the app's `instance` field. */
-export interface InstanceRunState {
-  id: string;
-  /** The engine's own word (`running`, `restarting`, `exited`, ...). */
-  status: "created" | "running" | "restarting" | "paused" | "exited" | "dead" | "removing";
-  /** Times the engine restarted the process after it exited non-zero. */
-  restarts: number;
-  /** The last exit code; null while running (the engine resets it on each start) or before it ever exited. */
-  exitCode: number | null;
-  /** Whether the last exit was the kernel's out-of-memory kill. */
-  oomKilled: boolean;
-  /** When the instance was created, in ms since the epoch. */
-  createdAt: number;
-}
-
-/** The engine could not publish the requested host port: something outside the control plane holds it. */
-export class PortTakenError extends Error {
-  override readonly name = "PortTakenError";
-  constructor(readonly hostPort: number) {
-    super(`The container engine could not publish host port ${hostPort}: it is already in use.`);
-  }
-}
-
-/** The engine could not be reached, or answered in a way that is not the app's fault. */
-export class RuntimeUnavailableError extends Error {
-  override readonly name = "RuntimeUnavailableError";
-}
-
-/**
- * The instance's process ended right after it was started (or restarted), so it has no URL. The
- * instance is kept so its logs can be read; remove it when done. This is the app's fault.
- */
-export class InstanceExitedError extends Error {
-  override readonly name = "InstanceExitedError";
-  constructor(
-    readonly instanceId: string,
-    readonly exitCode: number | null,
-  ) {
-    super(`The instance's process exited right after starting${exitCode === null ? "" : ` (exit code ${exitCode})`}.`);
-  }
-}
-
-/** An instance as the engine lists it for the reconciler (src/apps/reconcile.ts). */
-export interface ListedInstance {
-  id: string;
-  /** The name the control plane gave it (InstanceSpec.name). */
-  name: string;
-  labels: Record<string, string>;
-  /** When the engine created it, ms since the epoch. */
-  createdAt: number;
-}
-
-/** A network or an image (`repository:tag`) as the engine lists it, with when it was created. */
-export interface ListedObject {
-  name: string;
-  createdAt: number;
-}
-
-export interface ContainerRuntime {
+/** Runs, replaces, stops and removes app instances, and reports on them. */
+export interface InstanceEngine {
   /** Reaches the engine; throws RuntimeUnavailableError when it cannot. */
   ping(): Promise<{ apiVersion: string }>;
-  /** What the operator should fix on the engine, one sentence each (GET /admin/api/runtime); absent: nothing to check. */
-  report?(): Promise<string[]>;
-  /** Builds an image; a failing build is an outcome, not a throw. */
-  build(spec: BuildSpec): Promise<BuildOutcome>;
+  /** What the operator should fix on the engine, one sentence each (GET /admin/api/runtime); [] when nothing. */
+  report(): Promise<string[]>;
   /**
    * Creates and starts an instance; resolves once the engine reports it started (not probed).
    * Rejects with InstanceExitedError when the process has already ended.
    */
   start(spec: InstanceSpec): Promise<Instance>;
-  /** The instance's state, or null when it does not exist. */
+  /**
+   * Runs `spec` as the next generation of the app's instance `previous` (null: the app has none):
+   * the one way the launch path (src/apps/launch.ts) puts a new instance in front of an app.
+   * Resolves once the new generation runs (not probed); InstanceExitedError as for `start`.
+   * One engine starts a new instance beside `previous`, which keeps serving until the switch's
+   * retire row removes it. Swarm updates the service `previous` in place (same id, a new address;
+   * the new task starts before the old one stops), or starts one when `previous` is null or gone.
+   */
+  replace(previous: string | null, spec: InstanceSpec): Promise<Instance>;
+  /**
+   * Undoes `replace(previous, ...)`, which gave instance `id`, when its generation is not kept (it
+   * did not answer, or another change switched the app first): nothing of it is left and
+   * `previous` runs as before. Where the engine switched in place (`id === previous`, Swarm) the
+   * instance goes back to what it ran before; otherwise `id` is removed (on one engine `previous`
+   * never stopped, so `revert(previous, previous)` does nothing there).
+   */
+  revert(id: string, previous: string | null): Promise<void>;
+  /** The instance's state (running, where, which image), or null when it does not exist. */
   inspect(id: string): Promise<InstanceState | null>;
-  /** Restarts the same instance in place (same image, same variables); its URL may change. InstanceExitedError as for start. */
+  /** Its process's state, restarts, exit code and OOM kill, or null when it does not exist. */
+  state(id: string): Promise<InstanceRunState | null>;
+  /** Restarts the same instance (same image, same variables); its URL may change. InstanceExitedError as for start. */
   restart(id: string): Promise<Instance>;
   /** Stops an instance; a missing or stopped one is fine. */
   stop(id: string): Promise<void>;
-  /** Starts a stopped instance again; its URL may change. InstanceExitedError as for start. */
-  resume(id: string): Promise<Instance>;
   /**
    * Removes an instance (stopping it first); a missing one is fine. `graceSeconds`: its process
    * gets SIGTERM and this long to exit before it is killed (none: killed at once).
    */
   remove(id: string, options?: { graceSeconds?: number }): Promise<void>;
-  /** Removes an image; a missing one is fine. */
-  removeImage(image: string): Promise<void>;
-  /** The instance's CPU, memory and restart count now (docs/metrics.md); null when it is gone. */
-  stats?(id: string): Promise<InstanceStats | null>;
-  /**
-   * Ids of every instance carrying all these labels, running or not: what the engine holds,
-   * whatever the records say (Delete removes an app's instances by its label).
-   */
-  instances(labels: Record<string, string>): Promise<string[]>;
-  /** References (`repository:tag`) of every image named `repository`, whatever its tag. */
-  images(repository: string): Promise<string[]>;
-  /**
-   * Every instance carrying label `key` (with `value`, when given), running or not: what the engine
-   * holds whatever the records say, for the reconciler.
-   */
-  listInstances?(label: { key: string; value?: string }): Promise<ListedInstance[]>;
-  /** Networks whose name starts with `prefix` (an adapter without app networks lists none). */
-  listNetworks?(prefix: string): Promise<ListedObject[]>;
-  /** Image references (`repository:tag`) whose repository starts with `prefix`. */
-  listImages?(prefix: string): Promise<ListedObject[]>;
-  /** Whether an image exists. */
-  hasImage(image: string): Promise<boolean>;
-  /** The engine's id of an image (`sha256:...`), or null when it does not exist. */
-  imageDigest?(image: string): Promise<string | null>;
-  /** The instance's own output (stdout and stderr interleaved as text), the last `tail` lines. */
+  /** The instance's own output (stdout and stderr interleaved as text), the last `tail` lines; "" when it does not exist. */
   logs(id: string, options?: { tail?: number }): Promise<string>;
   /**
    * The instance's output as timestamped lines with their stream; with `follow`, lines as they are
    * printed until `signal` aborts or the instance is removed. Null when the instance does not exist.
    */
-  logLines?(id: string, options?: LogOptions): Promise<AsyncIterable<LogLine> | null>;
-  /** Its process's state, restarts, exit code and OOM kill, or null when it does not exist (a one-engine adapter's). */
-  state?(id: string): Promise<InstanceRunState | null>;
+  logLines(id: string, options?: LogOptions): Promise<AsyncIterable<LogLine> | null>;
+  /**
+   * The instance's CPU, memory and restart count now (docs/metrics.md); null when it is gone (Swarm:
+   * also while no task of it runs, or when its node's engine cannot be asked, swarm-stats.ts).
+   */
+  stats(id: string): Promise<InstanceStats | null>;
+  /**
+   * Ids of every instance carrying all these labels, running or not: what the engine holds,
+   * whatever the records say (Delete removes an app's instances by its label).
+   */
+  instances(labels: Record<string, string>): Promise<string[]>;
+  /** Every instance carrying label `key` (with `value`, when given), running or not, for the reconciler. */
+  listInstances(label: { key: string; value?: string }): Promise<ListedInstance[]>;
   /**
    * Creates a network for one app's instances unless it exists (same name: nothing happens). It
    * reaches the internet; other apps' networks cannot reach it.
    */
-  ensureNetwork?(name: string, labels: Record<string, string>): Promise<void>;
+  ensureNetwork(name: string, labels: Record<string, string>): Promise<void>;
   /** Removes a network (its instances removed first); a missing one is fine. */
-  removeNetwork?(name: string): Promise<void>;
-  /**
-   * Runs `spec` in place of instance `id`, keeping its id, where the engine switches generations
-   * itself (Swarm: a service update, the new task started before the old one stops). Resolves once
-   * the new generation runs (its address is new); InstanceExitedError as for start. The launch path
-   * (src/apps/launch.ts) uses it, when present, instead of start + remove. A missing `id`: a new
-   * instance is started as by `start`.
-   */
-  replace?(id: string, spec: InstanceSpec): Promise<Instance>;
-  /** Puts instance `id` back on what it ran before the last `replace` (a new generation that did not answer). */
-  revert?(id: string): Promise<void>;
+  removeNetwork(name: string): Promise<void>;
+  /** Networks whose name starts with `prefix`, with their age (the reconciler's view). */
+  listNetworks(prefix: string): Promise<ListedObject[]>;
   /**
    * Every running instance that has the label `label` (any value), with the bytes its writable layer
-   * holds (what it wrote to its own filesystem); a one-engine adapter's (src/apps/disk-watch.ts).
+   * holds (src/apps/disk-watch.ts). An engine that cannot measure them answers [] (Swarm: the
+   * manager does not see the writable layers of tasks on other nodes).
    */
-  writableBytes?(label: string): Promise<{ id: string; bytes: number }[]>;
-  /** Whether a plan's memory fits on the engine's machines now (checked before an app's first deploy). */
-  capacity?(memoryBytes: number): Promise<{ fits: true } | { fits: false; message: string }>;
+  writableBytes(label: string): Promise<{ id: string; bytes: number }[]>;
+  /**
+   * Whether a plan's memory fits on the engine's machines now (checked before an app's first
+   * deploy). One engine reserves nothing ahead, so it answers `{fits: true}` (the plan's limit is
+   * enforced by the kernel when the instance runs).
+   */
+  capacity(memoryBytes: number): Promise<{ fits: true } | { fits: false; message: string }>;
 }
+
+/** The whole runtime the control plane is given: one adapter is both. */
+export type ContainerRuntime = ImageBuilder & InstanceEngine;

@@ -152,10 +152,11 @@ class FakeEngine {
     if (method === "GET" && path === "/networks") return send(res, 200, this.listNetworks(q));
     if (method === "POST" && path === "/networks/create") return this.createNetwork(res, JSON.parse(await readText(req)));
     if ((m = /^\/networks\/([^/]+)$/.exec(path))) return this.network(res, method, decodeURIComponent(m[1]!));
-    if ((m = /^\/containers\/([^/]+)\/(start|stop|restart|json|logs)$/.exec(path))) {
+    if ((m = /^\/containers\/([^/]+)\/(start|stop|restart|json|logs|stats)$/.exec(path))) {
       const c = this.container(decodeURIComponent(m[1]!));
       if (!c) return send(res, 404, { message: `No such container: ${decodeURIComponent(m[1]!)}` });
       if (m[2] === "json") return send(res, 200, this.inspectJson(c));
+      if (m[2] === "stats") return send(res, 200, statsJson(c.running));
       if (m[2] === "logs") return this.logs(req, res, c, q);
       if (m[2] === "start" && c.running) return send(res, 304);
       if (m[2] === "stop" && !c.running) return send(res, 304);
@@ -393,7 +394,7 @@ class FakeEngine {
     const all = q.get("all") === "1" || q.get("all") === "true";
     return [...this.containers.values()]
       .filter((c) => (all || c.running) && labels.every((l) => (l.includes("=") ? c.labels[l.slice(0, l.indexOf("="))] === l.slice(l.indexOf("=") + 1) : l in c.labels)))
-      .map((c) => ({ Id: c.id, Names: [`/${c.name}`], Image: c.imageRef, Labels: c.labels, State: c.running ? "running" : "exited", Created: Math.floor(Date.parse(c.createdAt) / 1000) }));
+      .map((c) => ({ Id: c.id, Names: [`/${c.name}`], Image: c.imageRef, Labels: c.labels, State: c.running ? "running" : "exited", Created: Math.floor(Date.parse(c.createdAt) / 1000), ...(q.get("size") === "1" ? { SizeRw: 0 } : {}) }));
   }
 
   /** `GET /images/json`; `filters` by `reference`: a name matches every tag of it, `name:tag` that tag. */
@@ -498,4 +499,18 @@ function envList(env: Record<string, string>): string[] {
 
 function randomHex(length: number): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(length / 2)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * `GET /containers/{id}/stats?stream=false` as the engine answers it (cgroup v2 spelling): a running
+ * stand-in uses 4 MiB and a tenth of one of two CPUs over the engine's one-second sample; a stopped
+ * one reads zero, as Docker's does.
+ */
+function statsJson(running: boolean): unknown {
+  const system = 2_000_000_000;
+  return {
+    cpu_stats: { cpu_usage: { total_usage: running ? 200_000_000 : 0 }, system_cpu_usage: 2 * system, online_cpus: running ? 2 : 0 },
+    precpu_stats: { cpu_usage: { total_usage: running ? 100_000_000 : 0 }, system_cpu_usage: running ? system : 0 },
+    memory_stats: running ? { usage: 4 * 1024 * 1024 + 65536, stats: { inactive_file: 65536 } } : {},
+  };
 }

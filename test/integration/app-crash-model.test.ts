@@ -9,7 +9,7 @@ import { retireRowsOf } from "../../src/apps/retire-ledger";
 import { deployById, getApp, insertApp } from "../../src/apps/store";
 import { insertAccount } from "../../src/auth/accounts";
 import { addCredit, readWallet, walletBalance } from "../../src/billing/ledger";
-import { runtimeFromUrl } from "../../src/runtime";
+import { DockerRuntime } from "../../src/runtime";
 import { httpdFiles, publishRepository } from "./apps-helpers";
 
 // Kills of the app controller (its Durable Object reset with `ctx.abort`, as a redeploy of the
@@ -20,7 +20,7 @@ import { httpdFiles, publishRepository } from "./apps-helpers";
 // left in flight, and the wallet equals its ledger. Apps are kept from one sequence to the next
 // (a new one only after a Delete), so that a sequence starts from wherever the last one left off.
 
-const fake = runtimeFromUrl(env.RUNTIME_URL)!;
+const fake = new DockerRuntime({ url: env.RUNTIME_URL });
 
 type Killable = "stop" | "start" | "restart" | "plan" | "env" | "deploy" | "delete";
 type Step = { kind: Killable } | { kind: "tick" } | { kind: "kill"; during: Killable | "idle"; afterMs: number };

@@ -7,7 +7,7 @@ import { KEPT_LIVE_IMAGES, rollbackAvailable } from "../../src/apps/history";
 import { getApp, insertApp, listDeploys } from "../../src/apps/store";
 import { insertAccount } from "../../src/auth/accounts";
 import { addCredit, appCharges, walletBalance, readWallet } from "../../src/billing/ledger";
-import { runtimeFromUrl } from "../../src/runtime";
+import { DockerRuntime } from "../../src/runtime";
 import { httpdFiles, publishRepository } from "./apps-helpers";
 
 // Every change to an app goes through its AppController (ARCHITECTURE.md invariants; SPEC.md App
@@ -18,7 +18,7 @@ import { httpdFiles, publishRepository } from "./apps-helpers";
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 const PRICE = 1200; // Lite
-const runtime = runtimeFromUrl(env.RUNTIME_URL)!;
+const runtime = new DockerRuntime({ url: env.RUNTIME_URL });
 
 type Step =
   | { kind: "deploy"; ok: boolean }

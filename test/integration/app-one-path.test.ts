@@ -121,7 +121,7 @@ describe("launchAndSwitch", () => {
     await client.json("POST", `/console/api/apps/${app.id}/deploy`);
     await waitForDeploy(client, app.id);
     const row = (await getApp(env, app.id))!;
-    const runtime = runtimeFromUrl(env.RUNTIME_URL)!;
+    const runtime = new DockerRuntime({ url: env.RUNTIME_URL });
     const lines: string[] = [];
     const outcome = await launchAndSwitch({
       runtime,
@@ -148,7 +148,7 @@ describe("launchAndSwitch on an engine that switches generations itself (Swarm's
    * the new spec and answers under the replaced instance's id; every call is recorded.
    */
   function inPlaceRuntime() {
-    const base = runtimeFromUrl(env.RUNTIME_URL)!;
+    const base = new DockerRuntime({ url: env.RUNTIME_URL });
     const calls: string[] = [];
     const runtime: ContainerRuntime = Object.assign(Object.create(base) as ContainerRuntime, {
       replace: async (id: string, spec: InstanceSpec) => {

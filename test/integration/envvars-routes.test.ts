@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { appController } from "../../src/apps/app-controller";
 import { database } from "../../src/db/client";
 import { appEnvVars, apps } from "../../src/db/schema";
-import { runtimeFromUrl } from "../../src/runtime";
+import { DockerRuntime } from "../../src/runtime";
 import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
 import { ConsoleClient } from "./helpers";
 
@@ -257,7 +257,7 @@ describe("environment variable routes", () => {
     expect(await served()).toBe("GREETING=second\n");
     // The old instance is removed once it has drained.
     const deadline = Date.now() + 10_000;
-    const runtime = runtimeFromUrl((env as unknown as { RUNTIME_URL: string }).RUNTIME_URL)!;
+    const runtime = new DockerRuntime({ url: (env as unknown as { RUNTIME_URL: string }).RUNTIME_URL });
     while ((await runtime.inspect(before.instanceId!)) !== null) {
       if (Date.now() > deadline) throw new Error("old instance still there");
       await new Promise((r) => setTimeout(r, 200));

@@ -11,7 +11,7 @@ import { deployById, getApp } from "../../src/apps/store";
 import { recordDeploy } from "../../src/billing/app-events";
 import { getConfig } from "../../src/config";
 import { database } from "../../src/db/client";
-import { runtimeFor, runtimeFromUrl } from "../../src/runtime";
+import { DockerRuntime, runtimeFor } from "../../src/runtime";
 import { engineKey, heldPorts } from "../../src/runtime/ports";
 import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
 
@@ -22,7 +22,7 @@ import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDep
 
 let n = 0;
 const unique = (base: string) => `${base}-${Date.now() % 100000}-${++n}`;
-const fake = runtimeFromUrl(env.RUNTIME_URL)!;
+const fake = new DockerRuntime({ url: env.RUNTIME_URL });
 const labels = (appId: string) => ({ [APP_ID_LABEL]: appId });
 
 async function runningApp(files = httpdFiles("<p>v1</p>")) {
@@ -78,7 +78,7 @@ describe("the retire ledger", () => {
     // Out of the real alarm's way: the drain runs here, at the times given.
     const drainUntil = row!.drainUntil + 600_000;
     await database(env).run(`UPDATE retire_ledger SET drain_until = ${drainUntil} WHERE instance_id = '${row!.instanceId}'`);
-    const down = runtimeFromUrl("http://127.0.0.1:1")!;
+    const down = new DockerRuntime({ url: "http://127.0.0.1:1" });
     expect(await drainRetireLedger(env, appId, down, drainUntil - 1, 1)).toEqual({ retired: 0, failed: 0, waiting: 1 });
     expect(await drainRetireLedger(env, appId, down, drainUntil, 1)).toEqual({ retired: 0, failed: 1, waiting: 0 });
     expect(await retireRowsOf(env, appId)).toMatchObject([{ instanceId: before.instanceId, attempts: 1 }]);

@@ -5,7 +5,6 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { DockerRuntime } from "../../src/runtime/docker";
-import { runtimeFromUrl } from "../../src/runtime/index";
 import { DOCKERFILES, PAGE_TEXT, PORT, conformanceContext } from "../runtime/images";
 import { tarStream } from "../runtime/tar";
 
@@ -41,12 +40,6 @@ describe("Docker adapter in workerd against the fake engine", () => {
       await runtime.removeImage(tag);
     }
     expect(await runtime.hasImage(tag)).toBe(false);
-  });
-
-  it("runtimeFromUrl gives none without a URL and the Docker adapter with one", () => {
-    expect(runtimeFromUrl(undefined)).toBeNull();
-    expect(runtimeFromUrl("  ")).toBeNull();
-    expect(runtimeFromUrl(runtimeUrl)).toBeInstanceOf(DockerRuntime);
   });
 });
 

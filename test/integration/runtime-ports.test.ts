@@ -49,14 +49,35 @@ describe("instance ports in D1", () => {
       const instance = await ported.start(spec(web, `ported-${Date.now()}`));
       expect(new URL(instance.url).port).toBe(String(taken + 1));
       expect(await heldPorts(db(), key)).toEqual([{ port: taken + 1, appId: "app-ports", instanceId: instance.id, instanceName: expect.any(String) }]);
-      // Stop and resume keep the port, and so its URL.
+      // Stop and restart keep the port, and so its URL.
       await ported.stop(instance.id);
-      expect((await ported.resume(instance.id)).url).toBe(instance.url);
+      expect((await ported.restart(instance.id)).url).toBe(instance.url);
       expect(await heldPorts(db(), key)).toHaveLength(1);
       await ported.remove(instance.id);
       expect(await heldPorts(db(), key)).toEqual([]);
     } finally {
       await plain.remove(outside.id);
+      await plain.removeImage(web);
+    }
+  });
+
+  it("replace allocates the next generation's port beside the previous one's; revert frees it and keeps the previous", async () => {
+    const plain = new DockerRuntime({ url: env.RUNTIME_URL });
+    const web = await image(plain, "web");
+    const key = engine("replace");
+    const ported = withPortTable(plain, db(), { engine: key, range: { first: 42000, last: 42099 } });
+    const first = await ported.start(spec(web, `first-${Date.now()}`));
+    try {
+      const next = await ported.replace(first.id, spec(web, `next-${Date.now()}`));
+      expect(next.id).not.toBe(first.id);
+      expect((await heldPorts(db(), key)).map((r) => r.instanceId).sort()).toEqual([first.id, next.id].sort());
+      await ported.revert(next.id, first.id);
+      expect(await plain.inspect(next.id)).toBeNull();
+      expect(await heldPorts(db(), key)).toEqual([expect.objectContaining({ instanceId: first.id })]);
+      await ported.revert(first.id, first.id);
+      expect(await plain.inspect(first.id)).toMatchObject({ running: true, url: first.url });
+    } finally {
+      await ported.remove(first.id);
       await plain.removeImage(web);
     }
   });
@@ -74,7 +95,7 @@ describe("instance ports in D1", () => {
     const other = await ported.start(spec(web, `other-${Date.now()}`));
     try {
       expect(Number(new URL(other.url).port)).not.toBe(held[0]!.port);
-      expect((await ported.state!(crashedId))?.status).toBe("exited");
+      expect((await ported.state(crashedId))?.status).toBe("exited");
       expect((await heldPorts(db(), key)).map((r) => r.port)).toContain(held[0]!.port);
     } finally {
       await ported.remove(crashedId);

@@ -33,6 +33,7 @@ describeRuntimeConformance("Docker Swarm, one node", async () => {
     restartPolicy: SWARM_RESTARTS,
     // One node: every task runs on the manager, whose engine keeps the ended task's container.
     tellsOomKill: true,
+    switchesInPlace: true,
   };
 }, { engineSettings: false });
 

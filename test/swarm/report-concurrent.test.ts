@@ -11,7 +11,7 @@ import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SwarmRuntime } from "../../src/runtime/swarm";
-import { PROBE_LABEL } from "../../src/runtime/swarm-rules";
+import { PROBE_LABEL } from "../../src/runtime/swarm-report-rules";
 import { E2E_OPERATOR_TOKEN, type Worker, startWorker } from "../e2e/harness";
 import { probeContext } from "../runtime/images";
 import { tarStream } from "../runtime/tar";

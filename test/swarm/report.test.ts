@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SwarmRuntime } from "../../src/runtime/swarm";
-import { NO_NEW_PRIVILEGES_UNCHECKED } from "../../src/runtime/swarm-rules";
+import { NO_NEW_PRIVILEGES_UNCHECKED } from "../../src/runtime/swarm-report-rules";
 import * as img from "../runtime/images";
 import { tarStream } from "../runtime/tar";
 import { type TestSwarm, startSwarm } from "./swarm-env";

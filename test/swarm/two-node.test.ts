@@ -14,6 +14,7 @@ import { describeRuntimeConformance } from "../runtime/conformance";
 import * as img from "../runtime/images";
 import { tarStream } from "../runtime/tar";
 import { type TestSwarm, startSwarm } from "./swarm-env";
+import { type DockerForwarder, startDockerForwarder } from "../../scripts/lib/docker-forwarder";
 
 const run = promisify(execFile);
 let pending: Promise<TestSwarm> | undefined;
@@ -23,10 +24,23 @@ afterAll(async () => {
   if (pending) await (await pending).down();
 });
 
+/** The worker's Engine API over loopback HTTP: the node route of SWARM_NODE_ENGINE_URL in these tests. */
+let workerEngine: DockerForwarder | undefined;
+afterAll(async () => {
+  await workerEngine?.close();
+});
+/** The adapter's `nodeEngineUrl`: the worker's engine at its forwarder (the manager is asked directly). */
+async function nodeEngineUrl(s: TestSwarm): Promise<(address: string) => string | null> {
+  workerEngine ??= await startDockerForwarder({ socketPath: s.workerSock! });
+  const url = workerEngine.url;
+  return (address) => (address === s.workerAddr ? url : null);
+}
+
 describeRuntimeConformance("Docker Swarm, two nodes", async () => {
   const s = await swarm();
-  // A task may run on the worker, whose engine this adapter does not ask: no OOM check here.
-  return { runtime: new SwarmRuntime({ url: s.managerUrl, registry: s.registry, stopGraceSeconds: 1 }), restartPolicy: { maxRestarts: RESTART_ATTEMPTS, giveUpMs: 90_000 } };
+  const runtime = new SwarmRuntime({ url: s.managerUrl, registry: s.registry, stopGraceSeconds: 1, nodeEngineUrl: await nodeEngineUrl(s) });
+  // A task may run on either node; each node's engine is asked for its OOM kills and stats.
+  return { runtime, restartPolicy: { maxRestarts: RESTART_ATTEMPTS, giveUpMs: 90_000 }, tellsOomKill: true, switchesInPlace: true };
 }, { engineSettings: false });
 
 describe("Docker Swarm, two nodes: placement through the registry", () => {
@@ -74,6 +88,16 @@ describe("Docker Swarm, two nodes: placement through the registry", () => {
       const port = new URL(instance.url).port;
       expect(Number(port)).toBeGreaterThanOrEqual(20000);
       expect(Number(port)).toBeLessThanOrEqual(29999);
+      // Its stats come from the worker's own engine (the node route); without that route there are none.
+      const routed = new SwarmRuntime({ url: s.managerUrl, registry: s.registry, nodeEngineUrl: await nodeEngineUrl(s) });
+      const stats = await waitFor(async () => {
+        const reading = await routed.stats(instance.id);
+        return reading?.memoryBytes && reading.cpuPercentOfOneCpu !== null ? reading : null;
+      }, 30_000);
+      expect(stats.memoryBytes).toBeGreaterThan(0);
+      expect(stats.memoryBytes).toBeLessThanOrEqual(64 * 1024 * 1024);
+      expect(stats.cpuPercentOfOneCpu).toBeGreaterThanOrEqual(0);
+      expect(await runtime.stats(instance.id)).toBeNull();
 
       await docker(s.managerSock, "node", "update", "--availability", "drain", workerId);
       const moved = await waitFor(async () => {

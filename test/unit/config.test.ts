@@ -59,6 +59,7 @@ describe("parseConfig", () => {
       REGISTRY_API_URL: "",
       INSTANCE_PORT_RANGE: { first: 20000, last: 29999 },
       NODE_PROXY_URL: "",
+      SWARM_NODE_ENGINE_URL: "",
       SWARM_CONSTRAINTS: [],
       SWARM_PROBE_IMAGE: "",
       SWARM_ENCRYPT_NETWORKS: true,

@@ -46,7 +46,7 @@ describe("capacityRefusal (the first deploy's gate)", () => {
   const room = { capacity: async () => ({ fits: true as const }) };
   it.each([
     ["no engine", null, { liveDeployId: null }, null],
-    ["an engine that reports no capacity (one Docker engine)", {}, { liveDeployId: null }, null],
+    ["one Docker engine, which reserves nothing ahead (always fits)", room, { liveDeployId: null }, null],
     ["first deploy, room left", room, { liveDeployId: null }, null],
     ["first deploy, no room: refused with the engine's sentence", full, { liveDeployId: null }, { outcome: "refused", code: "INSUFFICIENT_CAPACITY", message: "The app cannot be placed: no room." }],
     ["a later deploy is not checked", full, { liveDeployId: "d1" }, null],

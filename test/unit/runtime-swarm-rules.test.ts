@@ -9,18 +9,14 @@ import {
   appOverlaySpec,
   generationOutcome,
   nodeAddress,
-  pickPort,
+  swarmPort,
   pushResult,
   registryAuthHeader,
   splitReference,
   shellQuote,
-  swarmProblems,
-  noNewPrivilegesProblems,
-  probeServiceSpec,
-  probeSettled,
-  NO_NEW_PRIVILEGES_UNCHECKED,
   taskHealthcheck,
 } from "../../src/runtime/swarm-rules";
+import { swarmProblems, noNewPrivilegesProblems, probeServiceSpec, probeSettled, NO_NEW_PRIVILEGES_UNCHECKED } from "../../src/runtime/swarm-report-rules";
 
 const task = (port: number, state: string, extra: Partial<SwarmTask> = {}, desired = "running"): SwarmTask => ({
   ID: `t-${port}-${state}`,
@@ -53,7 +49,7 @@ describe("generationOutcome", () => {
   });
 });
 
-describe("pickPort", () => {
+describe("swarmPort", () => {
   const range = { first: 20000, last: 20003 };
   it.each([
     ["the random start when free", [], 0, 20000],
@@ -61,12 +57,12 @@ describe("pickPort", () => {
     ["wraps around the range", [20003], 0.99, 20000],
     ["none when every port is taken", [20000, 20001, 20002, 20003], 0.5, null],
   ] as [string, number[], number, number | null][])("%s", (_name, used, random, expected) => {
-    expect(pickPort(used, range, () => random)).toBe(expected);
+    expect(swarmPort(used, range, () => random)).toBe(expected);
   });
 
   it("never leaves the range, whatever the random source and ports in use", () => {
     for (let i = 0; i < 200; i++) {
-      const port = pickPort([20000, 29999, 1234], { first: 20000, last: 29999 }, () => i / 200)!;
+      const port = swarmPort([20000, 29999, 1234], { first: 20000, last: 29999 }, () => i / 200)!;
       expect(port).toBeGreaterThanOrEqual(20000);
       expect(port).toBeLessThanOrEqual(29999);
       expect([20000, 29999]).not.toContain(port);
