@@ -20,7 +20,7 @@ export function instanceTests(suite: Suite): void {
     expect(addressUrl(instance.address!)).toBe(instance.url);
   });
 
-  it("replace runs the new spec at a new address (in place: suite.under the same id); revert goes back", async () => {
+  it("replace runs the new spec at a new address (in place: under the same id); revert goes back", async () => {
     const first = await start(tag("web"), { [img.GREETING_VAR]: "first" });
     expect(await waitForText(`${first.url}/cgi-bin/env`)).toContain(`${img.GREETING_VAR}=first`);
     const nextSpec = spec(tag("web"), { [img.GREETING_VAR]: "second" });
