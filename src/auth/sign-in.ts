@@ -11,8 +11,8 @@ import { totpEnabled, useSecondStep } from "./totp-store";
 
 /**
  * Signing up, signing in with a password (and a second-step code when the account has one) and
- * changing the password. The console's JSON routes and its pages both call these; a passkey
- * sign-in does its own check, then session.ts's startSession as these callers do.
+ * changing the password. The console's account actions (src/console/actions/account.ts) call
+ * these, then start the session; a passkey sign-in does its own check, then the same.
  */
 
 export const Password = z
@@ -47,23 +47,39 @@ export async function newPasswordProblem(password: string): Promise<string | nul
 }
 
 /** Creates an account; false when the email is taken. */
-export async function createAccount(env: Env, input: Credentials, now: number, id: string): Promise<boolean> {
+async function createAccount(env: Env, input: Credentials, now: number, id: string): Promise<boolean> {
   const passwordHash = await hashPassword(input.password);
   return insertAccount(env, { id, email: input.email, passwordHash, createdAt: now });
 }
 
 /** The account id for these credentials, or null; unknown emails cost as much as wrong passwords. */
-export async function checkCredentials(env: Env, input: Credentials): Promise<string | null> {
+async function checkCredentials(env: Env, input: Credentials): Promise<string | null> {
   const row = await accountByEmail(env, input.email);
   const ok = await verifyPassword(input.password, row?.passwordHash ?? DECOY_PASSWORD_HASH);
   return ok && row ? row.id : null;
 }
 
 /** Counts a sign-up against the client address (each costs a password hash); 429 past the limit. */
-export async function limitSignUp(c: Context<AppEnv>): Promise<void> {
+async function limitSignUp(c: Context<AppEnv>): Promise<void> {
   const keys: [string, RatePolicy][] = [[`signup-ip:${clientAddress(c)}`, ADDRESS_SIGNUPS]];
   await checkAllowance(c, keys);
   await spendAllowance(c, keys);
+}
+
+export type SignUpResult = { ok: true; accountId: string } | { ok: false; refused: "password"; problem: string } | { ok: false; refused: "email_taken" };
+
+/**
+ * A sign-up: a common password is refused before anything is spent; then the address's sign-up
+ * allowance is spent (429 when it is used up) and the account is created, unless the email is taken.
+ */
+export async function signUp(c: Context<AppEnv>, input: Credentials): Promise<SignUpResult> {
+  const problem = await newPasswordProblem(input.password);
+  if (problem) return { ok: false, refused: "password", problem };
+  await limitSignUp(c);
+  const { now, uuid } = c.get("deps");
+  const accountId = uuid();
+  if (!(await createAccount(c.env, input, now(), accountId))) return { ok: false, refused: "email_taken" };
+  return { ok: true, accountId };
 }
 
 export type SignInResult = { ok: true; accountId: string } | { ok: false; refused: "credentials" | "code_missing" | "code_wrong" };

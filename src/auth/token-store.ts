@@ -42,12 +42,12 @@ export async function createToken(env: Env, accountId: string, name: string, now
   return { id, name, prefix, created_at: iso(now), token };
 }
 
-/** Revokes at once: the row is gone, so the very next call with the token fails. */
-export async function revokeToken(env: Env, accountId: string, id: string): Promise<boolean> {
+/** Revokes at once: the row is gone, so the very next call with the token fails. Its name, or null when there was no such token. */
+export async function revokeToken(env: Env, accountId: string, id: string): Promise<string | null> {
   const deleted = await database(env)
     .delete(apiTokens)
     .where(and(eq(apiTokens.id, id), eq(apiTokens.accountId, accountId)))
-    .returning({ id: apiTokens.id });
-  return deleted.length === 1;
+    .returning({ name: apiTokens.name });
+  return deleted[0]?.name ?? null;
 }
 

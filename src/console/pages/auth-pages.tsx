@@ -1,16 +1,7 @@
 import { Hono } from "hono";
-import {
-  CODE_REQUIRED_MESSAGE,
-  Credentials,
-  SAME_ANSWER_FOR_BAD_LOGIN,
-  SignIn,
-  WRONG_CODE_MESSAGE,
-  createAccount,
-  limitSignUp,
-  newPasswordProblem,
-  signInAttempt,
-} from "../../auth/sign-in";
-import { endSession, loadSession, startSession } from "../../auth/session";
+import { loadSession } from "../../auth/session";
+import { Credentials, SignIn, signIn, signOut, signUp } from "../actions/account";
+import { refusalFields } from "../actions/outcome";
 import type { AppEnv } from "../../http/context";
 import { Field } from "./components";
 import { AUTH_PAGE_REFERRER_POLICY } from "./secure-headers";
@@ -115,16 +106,8 @@ authPages.post("/signup", async (c) => {
   const next = safeNext(c.req.query("next"));
   const form = await readForm(c, Credentials);
   if (!form.ok) return render(c, <AuthForm mode="signup" next={next} email={form.values.email} errors={form.errors} />, 400);
-  const problem = await newPasswordProblem(form.data.password);
-  if (problem) return render(c, <AuthForm mode="signup" next={next} email={form.values.email} errors={{ password: problem }} />, 400);
-  await limitSignUp(c);
-  const { now, uuid } = c.get("deps");
-  const id = uuid();
-  if (!(await createAccount(c.env, form.data, now(), id))) {
-    const taken = "An account with this email already exists. Sign in instead.";
-    return render(c, <AuthForm mode="signup" next={next} email={form.values.email} errors={{ email: taken }} />, 409);
-  }
-  await startSession(c, id);
+  const outcome = await signUp(c, form.data);
+  if (!outcome.ok) return render(c, <AuthForm mode="signup" next={next} email={form.values.email} errors={refusalFields(outcome)} />, outcome.code === "CONFLICT" ? 409 : 400);
   return c.redirect(next, 303);
 });
 
@@ -133,20 +116,16 @@ authPages.post("/signin", async (c) => {
   const form = await readForm(c, SignIn);
   const askCode = "code" in form.values;
   if (!form.ok) return render(c, <AuthForm mode="signin" next={next} email={form.values.email} errors={form.errors} askCode={askCode} />, 400);
-  const result = await signInAttempt(c, { ...form.data, code: form.data.code || undefined });
-  if (!result.ok) {
-    const errors: FieldErrors =
-      result.refused === "credentials"
-        ? { password: SAME_ANSWER_FOR_BAD_LOGIN }
-        : { code: result.refused === "code_missing" ? CODE_REQUIRED_MESSAGE : WRONG_CODE_MESSAGE };
-    return render(c, <AuthForm mode="signin" next={next} email={form.values.email} errors={errors} askCode={askCode || result.refused !== "credentials"} />, 401);
+  const outcome = await signIn(c, { ...form.data, code: form.data.code || undefined });
+  if (!outcome.ok) {
+    const errors = refusalFields(outcome);
+    return render(c, <AuthForm mode="signin" next={next} email={form.values.email} errors={errors} askCode={askCode || "code" in errors} />, 401);
   }
-  await startSession(c, result.accountId);
   return c.redirect(next, 303);
 });
 
 authPages.post("/signout", async (c) => {
-  await endSession(c);
+  await signOut(c);
   c.set("accountId", undefined);
   await setFlash(c, { notice: "You have signed out." });
   return c.redirect("/console/signin", 303);

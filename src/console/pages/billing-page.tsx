@@ -1,9 +1,10 @@
 import { Hono } from "hono";
-import { type LedgerEntryView, readWallet } from "../../billing/ledger";
+import type { LedgerEntryView } from "../../billing/ledger";
 import { formatDa } from "../../billing/rules";
 import type { AppEnv } from "../../http/context";
 import { DateTime, EmptyState } from "./components";
 import { takeFlash } from "./flash";
+import { walletOf } from "../actions/wallet";
 import { Layout, type Viewer, loadViewer, render } from "./layout";
 
 /** A signed amount as the ledger shows it: credits with +, charges with the minus sign. */
@@ -79,6 +80,6 @@ export function BillingPage(props: { viewer: Viewer; balance: number; entries: L
 
 export const billingPages = new Hono<AppEnv>().get("/", async (c) => {
   await takeFlash(c);
-  const { balance, entries } = await readWallet(c.env, c.get("accountId")!);
+  const { balance, entries } = await walletOf(c);
   return render(c, <BillingPage viewer={await loadViewer(c)} balance={balance} entries={entries} />);
 });

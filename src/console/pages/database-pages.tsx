@@ -1,23 +1,13 @@
 import { type Context, Hono } from "hono";
-import { DatabaseName, SqlRequest } from "../api/databases";
-import {
-  type DatabaseView,
-  createDatabase,
-  getOwnedDatabase,
-  listDatabases,
-  managedDatabase,
-  viewDatabase,
-} from "../../databases/service";
-import { deleteDatabase } from "../../exports/delete-database";
 import type { AppEnv } from "../../http/context";
+import { DatabaseName, type DatabaseView, SqlRequest, createDatabase, deleteDatabase, listDatabases, ownedDatabase, runSql } from "../actions/databases";
+import { listRecentExports } from "../actions/exports";
 import { Csrf, DateTime, EmptyState, Field } from "./components";
 import { ExportsSection } from "./exports-section";
-import { listRecentExports } from "./export-list";
 import { setFlash, takeFlash, type Flash } from "./flash";
 import { type FieldErrors, readForm } from "./forms";
 import { Layout, loadViewer, render, type Viewer } from "./layout";
 import { SqlConsole, type SqlOutcome } from "./sql-console";
-import { noteSqlRun } from "../../audit/note";
 
 function DatabaseList(props: { viewer: Viewer; databases: DatabaseView[]; flash?: Flash | null; name?: string; errors?: FieldErrors }) {
   return (
@@ -135,27 +125,22 @@ function DeletePage(props: { viewer: Viewer; db: DatabaseView }) {
 }
 
 async function databasePage(c: Context<AppEnv>, id: string) {
-  const row = await getOwnedDatabase(c.env, c.get("accountId")!, id);
-  const exports = await listRecentExports(c.env, row.id, c.get("deps").now(), c.get("config").ARCHIVE_RETENTION_SECONDS);
-  return { db: viewDatabase(row), exports, viewer: await loadViewer(c) };
+  const db = await ownedDatabase(c, id);
+  return { db, exports: await listRecentExports(c, db.id), viewer: await loadViewer(c) };
+}
+
+async function listPage(c: Context<AppEnv>, extra: { flash?: Flash | null; name?: string; errors?: FieldErrors }, status: 200 | 400 = 200) {
+  const databases = await listDatabases(c);
+  return render(c, <DatabaseList viewer={await loadViewer(c)} databases={databases} {...extra} />, status);
 }
 
 /** Databases: list and create, a database's page (SQL console, exports), delete with confirmation. */
 export const databasePages = new Hono<AppEnv>()
-  .get("/", async (c) => {
-    const flash = await takeFlash(c);
-    const databases = await listDatabases(c.env, c.get("accountId")!);
-    return render(c, <DatabaseList viewer={await loadViewer(c)} databases={databases} flash={flash} />);
-  })
+  .get("/", async (c) => listPage(c, { flash: await takeFlash(c) }))
   .post("/", async (c) => {
-    const accountId = c.get("accountId")!;
     const form = await readForm(c, DatabaseName);
-    if (!form.ok) {
-      const databases = await listDatabases(c.env, accountId);
-      return render(c, <DatabaseList viewer={await loadViewer(c)} databases={databases} name={form.values.name} errors={form.errors} />, 400);
-    }
-    const { now, uuid } = c.get("deps");
-    const created = await createDatabase(c.env, accountId, form.data.name, now(), uuid());
+    if (!form.ok) return listPage(c, { name: form.values.name, errors: form.errors }, 400);
+    const created = await createDatabase(c, form.data.name);
     await setFlash(c, { notice: `Database “${created.name}” created. Run SQL below to fill it.` });
     return c.redirect(`/console/databases/${created.id}`, 303);
   })
@@ -167,22 +152,13 @@ export const databasePages = new Hono<AppEnv>()
     const page = await databasePage(c, c.req.param("id"));
     const form = await readForm(c, SqlRequest.pick({ sql: true }));
     if (!form.ok) return render(c, <DatabasePage {...page} sql={form.values.sql} outcome={{ error: form.errors.sql ?? "Enter SQL to run." }} />, 400);
-    const outcome = await managedDatabase(c.env, page.db.id).execute(form.data.sql, []);
-    if (!outcome.ok) {
-      const error = `Statement ${outcome.statement + 1}: ${outcome.error}`;
-      return render(c, <DatabasePage {...page} sql={form.data.sql} outcome={{ error }} />, 400);
-    }
-    noteSqlRun(c, outcome.results);
+    const outcome = await runSql(c, page.db, form.data);
+    if (!outcome.ok) return render(c, <DatabasePage {...page} sql={form.data.sql} outcome={{ error: outcome.message }} />, 400);
     return render(c, <DatabasePage {...page} sql={form.data.sql} outcome={{ results: outcome.results }} />);
   })
-  .get("/:id/delete", async (c) => {
-    const row = await getOwnedDatabase(c.env, c.get("accountId")!, c.req.param("id"));
-    return render(c, <DeletePage viewer={await loadViewer(c)} db={viewDatabase(row)} />);
-  })
+  .get("/:id/delete", async (c) => render(c, <DeletePage viewer={await loadViewer(c)} db={await ownedDatabase(c, c.req.param("id"))} />))
   .post("/:id/delete", async (c) => {
-    const accountId = c.get("accountId")!;
-    const row = await getOwnedDatabase(c.env, accountId, c.req.param("id"));
-    await deleteDatabase(c.env, accountId, row.id, c.get("deps").now());
-    await setFlash(c, { notice: `Database “${row.name}” deleted.` });
+    const deleted = await deleteDatabase(c, c.req.param("id"));
+    await setFlash(c, { notice: `Database “${deleted.name}” deleted.` });
     return c.redirect("/console/databases", 303);
   });

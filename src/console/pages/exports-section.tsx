@@ -1,16 +1,12 @@
 import { Hono } from "hono";
-import { getOwnedDatabase } from "../../databases/service";
 import type { ExportStatus } from "../../db/schema";
-import { downloadLinkFor, startExport } from "../../exports/start";
-import type { AppEnv } from "../../http/context";
-import { notFound } from "../../http/errors";
 import { IN_FLIGHT } from "../../exports/export-state";
+import type { AppEnv } from "../../http/context";
+import { type ExportRowView, exportDownload, ownedExports, startDatabaseExport } from "../actions/exports";
 import { Bytes, Csrf, DateTime, EmptyState, StatusBadge } from "./components";
 import { type Flash, setFlash } from "./flash";
 import { describeWait, shortDigest } from "./format";
-import { type ExportRowView, findExport, listRecentExports } from "./export-list";
 import { FlashMessages, render, viewerLocale } from "./layout";
-
 
 function Digest(props: { sha256: string | null }) {
   if (!props.sha256) return <span>—</span>;
@@ -127,58 +123,40 @@ const NOT_DOWNLOADABLE: Record<Exclude<ExportStatus, "ready">, string> = {
   expired: "This export's archive is past its retention time and has been removed. Start a new export.",
 };
 
-/** Start an export (through the same ExportGate as the API), poll the list, download a ready one. */
+/** The flash a start leaves on the database page, per answer of the gate. */
+function startFlash(result: Awaited<ReturnType<typeof startDatabaseExport>>["result"]): Flash {
+  switch (result.outcome) {
+    case "started":
+      return { section: "exports", notice: "Export started. It shows as Ready below once its archive can be downloaded." };
+    case "export_in_flight":
+      return {
+        section: "exports",
+        error: `An export of this database is already being prepared. Wait ${describeWait(result.retryAfterSeconds)} and look below; it shows as Ready when it can be downloaded.`,
+      };
+    case "cooldown_active":
+      return { section: "exports", error: `This database was exported recently. You can start the next export in ${describeWait(result.retryAfterSeconds)}.` };
+    case "not_queued":
+      return { section: "exports", error: "The export could not be queued. Nothing was started; try again." };
+  }
+}
+
+/** Start an export, poll the list, download a ready one. */
 export const exportPages = new Hono<AppEnv>()
   .post("/:id/exports", async (c) => {
-    const owned = await getOwnedDatabase(c.env, c.get("accountId")!, c.req.param("id"));
-    const { now, uuid } = c.get("deps");
-    const result = await startExport(c.env, {
-      databaseId: owned.id,
-      origin: new URL(c.req.url).origin,
-      now: now(),
-      exportId: uuid(),
-      config: c.get("config"),
-    });
-    const back = `/console/databases/${owned.id}#exports`;
-    switch (result.outcome) {
-      case "started":
-        await setFlash(c, { section: "exports", notice: "Export started. It shows as Ready below once its archive can be downloaded." });
-        break;
-      case "export_in_flight":
-        await setFlash(c, {
-          section: "exports",
-          error: `An export of this database is already being prepared. Wait ${describeWait(result.retryAfterSeconds)} and look below; it shows as Ready when it can be downloaded.`,
-        });
-        break;
-      case "cooldown_active":
-        await setFlash(c, {
-          section: "exports",
-          error: `This database was exported recently. You can start the next export in ${describeWait(result.retryAfterSeconds)}.`,
-        });
-        break;
-      case "not_queued":
-        await setFlash(c, { section: "exports", error: "The export could not be queued. Nothing was started; try again." });
-        break;
-    }
-    return c.redirect(back, 303);
+    const { databaseId, result } = await startDatabaseExport(c, c.req.param("id"));
+    await setFlash(c, startFlash(result));
+    return c.redirect(`/console/databases/${databaseId}#exports`, 303);
   })
   .get("/:id/exports/live", async (c) => {
-    const owned = await getOwnedDatabase(c.env, c.get("accountId")!, c.req.param("id"));
-    const exports = await listRecentExports(c.env, owned.id, c.get("deps").now(), c.get("config").ARCHIVE_RETENTION_SECONDS);
-    return render(c, <ExportsLive databaseId={owned.id} exports={exports} locale={viewerLocale(c)} />);
+    const { databaseId, exports } = await ownedExports(c, c.req.param("id"));
+    return render(c, <ExportsLive databaseId={databaseId} exports={exports} locale={viewerLocale(c)} />);
   })
   .get("/:id/exports/:eid/download", async (c) => {
-    const owned = await getOwnedDatabase(c.env, c.get("accountId")!, c.req.param("id"));
-    const config = c.get("config");
-    const now = c.get("deps").now();
-    const found = await findExport(c.env, owned.id, c.req.param("eid"), now, config.ARCHIVE_RETENTION_SECONDS);
-    if (!found) throw notFound("No such export of this database.");
-    if (found.status !== "ready") {
-      await setFlash(c, { section: "exports", error: NOT_DOWNLOADABLE[found.status] });
-      return c.redirect(`/console/databases/${owned.id}#exports`, 303);
+    const download = await exportDownload(c, c.req.param("id"), c.req.param("eid"));
+    if (!download.ready) {
+      await setFlash(c, { section: "exports", error: NOT_DOWNLOADABLE[download.status] });
+      return c.redirect(`/console/databases/${download.databaseId}#exports`, 303);
     }
-    // A fresh link at every click: a page left open longer than the link life still downloads.
-    const link = await downloadLinkFor({ databaseId: owned.id, origin: new URL(c.req.url).origin, now, config }, found.id);
     c.header("Cache-Control", "no-store");
-    return c.redirect(link.url, 303);
+    return c.redirect(download.url, 303);
   });

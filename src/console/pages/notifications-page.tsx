@@ -1,10 +1,9 @@
 import { type Context, Hono } from "hono";
 import type { AppEnv } from "../../http/context";
-import { ApiError } from "../../http/errors";
 import { EVENT_NAMES, EVENT_TITLES } from "../../notifications/events";
 import { CHANNEL_KINDS } from "../../notifications/formats";
-import { ChannelId, ChannelRequest, addChannel, sendTest, viewChannel, viewDelivery } from "../../notifications/service";
-import { deleteChannel, getOwnedChannel, listChannels, listDeliveries } from "../../notifications/store";
+import { type ChannelView, ChannelRequest, type DeliveryView, addChannel, deleteChannel, listChannels, listDeliveries, testChannel } from "../actions/notifications";
+import { refusalFields } from "../actions/outcome";
 import { Csrf, DateTime, EmptyState, FieldError } from "./components";
 import { type Flash, setFlash, takeFlash } from "./flash";
 import { type FieldErrors, fieldErrors } from "./forms";
@@ -13,11 +12,8 @@ import { Layout, type Viewer, loadViewer, render } from "./layout";
 /**
  * The Notifications page (docs/alerts.md): the account's channels (add: kind, address, events;
  * send a test; delete), a new webhook's secret shown once, and the last deliveries. Plain forms
- * with the CSRF field; the same rules and store as the JSON routes.
+ * with the CSRF field, over the same actions as the JSON routes (actions/notifications.ts).
  */
-
-type ChannelView = ReturnType<typeof viewChannel>;
-type DeliveryView = ReturnType<typeof viewDelivery>;
 
 const KIND_LABELS: Record<(typeof CHANNEL_KINDS)[number], string> = { webhook: "Webhook (signed JSON)", slack: "Slack incoming webhook", discord: "Discord webhook" };
 const STATUS_BADGE: Record<string, string> = { delivered: "ready", pending: "pending", failed: "failed" };
@@ -222,45 +218,37 @@ function NotificationsPage(props: PageProps) {
 }
 
 async function page(c: Context<AppEnv>, extra: Partial<PageProps>, status: 200 | 400 = 200) {
-  const accountId = c.get("accountId")!;
-  const [channels, deliveries] = await Promise.all([listChannels(c.env, accountId), listDeliveries(c.env, accountId, 20)]);
-  return render(c, <NotificationsPage viewer={await loadViewer(c)} channels={channels.map(viewChannel)} deliveries={deliveries.map(viewDelivery)} {...extra} />, status);
+  const [channels, deliveries, viewer] = await Promise.all([listChannels(c), listDeliveries(c, 20), loadViewer(c)]);
+  return render(c, <NotificationsPage viewer={viewer} channels={channels} deliveries={deliveries} {...extra} />, status);
 }
 
-async function ownedChannel(c: Context<AppEnv>) {
-  const id = ChannelId.safeParse(c.req.param("id"));
-  if (!id.success) throw new ApiError("NOT_FOUND", "No notification channel with this id exists in your account.");
-  return getOwnedChannel(c.env, c.get("accountId")!, id.data);
+/** The add form as sent: text fields, and every ticked event. */
+async function readChannelForm(c: Context<AppEnv>) {
+  const body = await c.req.parseBody({ all: true });
+  const text = (v: unknown) => (typeof v === "string" ? v : undefined);
+  const events = ([] as unknown[]).concat(body.events ?? []).filter((e): e is string => typeof e === "string");
+  return { kind: text(body.kind), url: text(body.url), events };
 }
 
 export const notificationPages = new Hono<AppEnv>()
   .get("/", async (c) => page(c, { flash: await takeFlash(c) }))
   .post("/channels", async (c) => {
-    const body = await c.req.parseBody({ all: true });
-    const text = (v: unknown) => (typeof v === "string" ? v : undefined);
-    const events = ([] as unknown[]).concat(body.events ?? []).filter((e): e is string => typeof e === "string");
-    const form = { kind: text(body.kind), url: text(body.url), events };
+    const form = await readChannelForm(c);
     const parsed = ChannelRequest.safeParse(form);
     if (!parsed.success) return page(c, { form: { ...form, errors: fieldErrors(parsed.error) } }, 400);
-    try {
-      const made = await addChannel(c.env, { ...parsed.data, accountId: c.get("accountId")!, consoleOrigin: new URL(c.req.url).origin, now: c.get("deps").now() });
-      await setFlash(c, made.secret ? { secret: { name: made.url, token: made.secret } } : { notice: `The ${made.kind} channel was added.` });
-      return c.redirect("/console/notifications", 303);
-    } catch (err) {
-      if (!(err instanceof ApiError) || err.status >= 500) throw err;
-      const message = err.message.replace(/^url: /, "");
-      return page(c, { form: { ...form, errors: err.message.startsWith("url: ") ? { url: message } : { events: message } } }, 400);
-    }
+    const outcome = await addChannel(c, parsed.data);
+    if (!outcome.ok) return page(c, { form: { ...form, errors: refusalFields(outcome) } }, 400);
+    const made = outcome.channel;
+    await setFlash(c, made.secret ? { secret: { name: made.url, token: made.secret } } : { notice: `The ${made.kind} channel was added.` });
+    return c.redirect("/console/notifications", 303);
   })
   .post("/channels/:id/test", async (c) => {
-    const channel = await ownedChannel(c);
-    await sendTest(c.env, channel, c.get("deps").now());
+    await testChannel(c, c.req.param("id"));
     await setFlash(c, { notice: "A test notification is on its way; its delivery appears below." });
     return c.redirect("/console/notifications", 303);
   })
   .post("/channels/:id/delete", async (c) => {
-    const channel = await ownedChannel(c);
-    await deleteChannel(c.env, channel.accountId, channel.id);
+    const channel = await deleteChannel(c, c.req.param("id"));
     await setFlash(c, { notice: `The ${channel.kind} channel was deleted.` });
     return c.redirect("/console/notifications", 303);
   });

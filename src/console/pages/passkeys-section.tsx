@@ -1,11 +1,11 @@
 import { Hono } from "hono";
-import { removePasskey, type PasskeyView } from "../../auth/passkeys";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
 import { PASSKEY_SCRIPT_PATH } from "./assets";
 import { Csrf, DateTime, EmptyState } from "./components";
 import { setFlash } from "./flash";
 import type { Viewer } from "./layout";
+import { removePasskey, type PasskeyView } from "../actions/passkeys";
 
 /**
  * Passkeys on the profile page. Adding one needs the browser's WebAuthn, so that form is shown by
@@ -102,7 +102,7 @@ export function PasskeySignInButton(props: { next: string }) {
 
 /** Removing a passkey from the profile page (a form; no script needed). */
 export const passkeyPages = new Hono<AppEnv>().post("/passkeys/:id/remove", async (c) => {
-  const name = await removePasskey(c.env, c.get("accountId")!, c.req.param("id"));
+  const name = await removePasskey(c, c.req.param("id"));
   if (name === null) throw notFound("No such passkey in your account. It may have been removed already.");
   await setFlash(c, { notice: `Passkey “${name}” removed. It no longer signs you in.` });
   return c.redirect("/console/profile", 303);

@@ -1,16 +1,16 @@
-import { Hono } from "hono";
-import { TokenName } from "../api/tokens";
-import { createToken, listTokens, revokeToken, type TokenView } from "../../auth/token-store";
-import { listPasskeys, type PasskeyView } from "../../auth/passkeys";
-import { PasskeysSection } from "./passkeys-section";
-import { loadSecurity, securityPages } from "./security-pages";
-import { SecuritySections, type SecurityState } from "./security-section";
+import { type Context, Hono } from "hono";
 import type { AppEnv } from "../../http/context";
 import { notFound } from "../../http/errors";
+import { listPasskeys, type PasskeyView } from "../actions/passkeys";
+import { securityOverview } from "../actions/security";
+import { TokenName, createToken, findToken, listTokens, revokeToken, type TokenView } from "../actions/tokens";
 import { Csrf, DateTime, EmptyState, Field } from "./components";
 import { setFlash, takeFlash, type Flash } from "./flash";
 import { readForm, type FieldErrors } from "./forms";
 import { Layout, loadViewer, render, type Viewer } from "./layout";
+import { PasskeysSection } from "./passkeys-section";
+import { securityPages } from "./security-pages";
+import { SecuritySections, type SecurityState } from "./security-section";
 
 interface ProfileProps {
   viewer: Viewer;
@@ -147,40 +147,33 @@ function RevokePage(props: { viewer: Viewer; token: TokenView }) {
   );
 }
 
-async function findToken(env: Env, accountId: string, id: string): Promise<TokenView> {
-  const token = (await listTokens(env, accountId)).find((t) => t.id === id);
-  if (!token) throw notFound("No such token in your account. It may have been revoked already.");
-  return token;
+const NO_SUCH_TOKEN = "No such token in your account. It may have been revoked already.";
+
+/** The profile page with what the account has, and what the form sent back when it was refused. */
+async function profilePage(c: Context<AppEnv>, extra: Partial<ProfileProps>, status: 200 | 400 = 200) {
+  const [tokens, passkeys, security, viewer] = await Promise.all([listTokens(c), listPasskeys(c), securityOverview(c), loadViewer(c)]);
+  return render(c, <ProfilePage viewer={viewer} tokens={tokens} passkeys={passkeys} security={security} {...extra} />, status);
 }
 
 /** Profile: the API Tokens section (create, show the secret once, list, revoke). */
 export const profilePages = new Hono<AppEnv>()
   .route("/", securityPages)
-  .get("/", async (c) => {
-    const flash = await takeFlash(c);
-    const [tokens, passkeys, security] = await Promise.all([listTokens(c.env, c.get("accountId")!), listPasskeys(c.env, c.get("accountId")!), loadSecurity(c)]);
-    return render(c, <ProfilePage viewer={await loadViewer(c)} tokens={tokens} passkeys={passkeys} security={security} flash={flash} />);
-  })
+  .get("/", async (c) => profilePage(c, { flash: await takeFlash(c) }))
   .post("/tokens", async (c) => {
-    const accountId = c.get("accountId")!;
     const form = await readForm(c, TokenName);
-    if (!form.ok) {
-      const [tokens, passkeys, security] = await Promise.all([listTokens(c.env, accountId), listPasskeys(c.env, accountId), loadSecurity(c)]);
-      return render(c, <ProfilePage viewer={await loadViewer(c)} tokens={tokens} passkeys={passkeys} security={security} name={form.values.name} errors={form.errors} />, 400);
-    }
-    const { now, uuid } = c.get("deps");
-    const created = await createToken(c.env, accountId, form.data.name, now(), uuid());
+    if (!form.ok) return profilePage(c, { name: form.values.name, errors: form.errors }, 400);
+    const created = await createToken(c, form.data.name);
     await setFlash(c, { secret: { name: created.name, token: created.token } });
     return c.redirect("/console/profile", 303);
   })
   .get("/tokens/:id/revoke", async (c) => {
-    const token = await findToken(c.env, c.get("accountId")!, c.req.param("id"));
+    const token = await findToken(c, c.req.param("id"));
+    if (!token) throw notFound(NO_SUCH_TOKEN);
     return render(c, <RevokePage viewer={await loadViewer(c)} token={token} />);
   })
   .post("/tokens/:id/revoke", async (c) => {
-    const accountId = c.get("accountId")!;
-    const token = await findToken(c.env, accountId, c.req.param("id"));
-    await revokeToken(c.env, accountId, token.id);
-    await setFlash(c, { notice: `Token “${token.name}” revoked. Calls with it are refused from now on.` });
+    const name = await revokeToken(c, c.req.param("id"));
+    if (name === null) throw notFound(NO_SUCH_TOKEN);
+    await setFlash(c, { notice: `Token “${name}” revoked. Calls with it are refused from now on.` });
     return c.redirect("/console/profile", 303);
   });

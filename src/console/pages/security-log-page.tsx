@@ -1,8 +1,7 @@
 import { Hono } from "hono";
 import { AUDIT_ACTIONS } from "../../audit/actions";
-import { AuditFilters, filterProblem, toAuditQuery } from "../../audit/query";
-import { type AuditEntry, listAudit } from "../../auth/audit-store";
 import type { AppEnv } from "../../http/context";
+import { type AuditEntry, auditPage } from "../actions/audit";
 import { DateTime, EmptyState } from "./components";
 import { Layout, loadViewer, render, type Viewer } from "./layout";
 
@@ -163,8 +162,7 @@ export const securityLogPages = new Hono<AppEnv>().get("/security-log", async (c
   const query = c.req.query();
   const values: Values = { action: query.action ?? "", resource: query.resource ?? "", from: query.from ?? "", to: query.to ?? "" };
   const viewer = await loadViewer(c);
-  const parsed = AuditFilters.safeParse(query);
-  if (!parsed.success) return render(c, <SecurityLogPage viewer={viewer} values={values} entries={[]} nextBefore={null} error={filterProblem(parsed.error)} />, 400);
-  const page = await listAudit(c.env, c.get("accountId")!, toAuditQuery(parsed.data));
-  return render(c, <SecurityLogPage viewer={viewer} values={values} entries={page.entries} nextBefore={page.next_before} />);
+  const outcome = await auditPage(c, query);
+  if (!outcome.ok) return render(c, <SecurityLogPage viewer={viewer} values={values} entries={[]} nextBefore={null} error={outcome.message} />, 400);
+  return render(c, <SecurityLogPage viewer={viewer} values={values} entries={outcome.page.entries} nextBefore={outcome.page.next_before} />);
 });

@@ -1,30 +1,15 @@
-import { type Context, Hono } from "hono";
+import { Hono } from "hono";
 import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import { renderSVG } from "uqr";
-import { accountEmail } from "../../auth/accounts";
-import { endOtherSessions, endSessionById, listSessions } from "../../auth/session-list";
-import { PasswordChange, changePassword } from "../../auth/sign-in";
-import { pendingTotp, recoveryCodesLeft, totpEnabled } from "../../auth/totp-store";
-import { CodeInput, TOTP_ALREADY_ON, WRONG_DISABLE_CODE, WRONG_SETUP_CODE, confirmTotp, startTotpSetup, turnOffTotp } from "../../auth/two-step";
 import type { AppEnv } from "../../http/context";
-import { notFound } from "../../http/errors";
+import { refusalError, refusalFields } from "../actions/outcome";
+import { CodeInput, PasswordChange, changePassword, endOneSession, endOtherSessionsOfAccount, pendingTwoStep, setUpTwoStep, turnOffTwoStep, turnOnTwoStep } from "../actions/security";
 import { Csrf, Field } from "./components";
 import { setFlash } from "./flash";
-import { type FieldErrors, readForm } from "./forms";
+import { readForm } from "./forms";
 import { Layout, loadViewer, render, type Viewer } from "./layout";
-import { PasswordForm, type SecurityState, TotpDisableForm } from "./security-section";
-
-/** What the profile page shows of the account's sign-in (security-section.tsx). */
-export async function loadSecurity(c: Context<AppEnv>): Promise<SecurityState> {
-  const accountId = c.get("accountId")!;
-  const [sessions, enabled, left] = await Promise.all([
-    listSessions(c.env, accountId, c.get("session")?.id, c.get("deps").now()),
-    totpEnabled(c.env, accountId),
-    recoveryCodesLeft(c.env, accountId),
-  ]);
-  return { sessions, totp: { enabled, recoveryCodesLeft: left } };
-}
+import { PasswordForm, TotpDisableForm } from "./security-section";
 
 /** The QR code of an `otpauth://` URL as inline SVG (uqr), 240 pixels square. */
 function QrCode(props: { url: string }) {
@@ -107,59 +92,62 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 /** The profile's sign-in forms (mounted under /console/profile, behind the page session guard). */
 export const securityPages = new Hono<AppEnv>()
   .post("/totp/setup", async (c) => {
-    if (!(await startTotpSetup(c, c.get("accountId")!))) {
-      await setFlash(c, { error: TOTP_ALREADY_ON });
+    const outcome = await setUpTwoStep(c);
+    if (!outcome.ok) {
+      await setFlash(c, { error: outcome.message });
       return c.redirect("/console/profile", 303);
     }
     return c.redirect("/console/profile/totp/setup", 303);
   })
   .get("/totp/setup", async (c) => {
-    const accountId = c.get("accountId")!;
-    const setup = await pendingTotp(c.env, c.get("config").ENV_ENCRYPTION_KEY, { id: accountId, email: (await accountEmail(c.env, accountId)) ?? "" });
+    const setup = await pendingTwoStep(c);
     if (!setup) return c.redirect("/console/profile", 303);
     return render(c, <SetupPage viewer={await loadViewer(c)} setup={setup} />);
   })
   .post("/totp/enable", async (c) => {
-    const accountId = c.get("accountId")!;
     const form = await readForm(c, CodeInput);
-    const codes = form.ok ? await confirmTotp(c, accountId, form.data.code) : null;
-    if (codes) return render(c, <RecoveryCodesPage viewer={await loadViewer(c)} codes={codes} />);
-    const setup = await pendingTotp(c.env, c.get("config").ENV_ENCRYPTION_KEY, { id: accountId, email: (await accountEmail(c.env, accountId)) ?? "" });
+    const outcome = form.ok ? await turnOnTwoStep(c, form.data.code) : undefined;
+    if (outcome?.ok) return render(c, <RecoveryCodesPage viewer={await loadViewer(c)} codes={outcome.recoveryCodes} />);
+    const setup = await pendingTwoStep(c);
     if (!setup) return c.redirect("/console/profile", 303);
-    return render(c, <SetupPage viewer={await loadViewer(c)} setup={setup} error={form.ok ? WRONG_SETUP_CODE : form.errors.code} />, 400);
+    const error = outcome ? outcome.message : !form.ok ? form.errors.code : undefined;
+    return render(c, <SetupPage viewer={await loadViewer(c)} setup={setup} error={error} />, 400);
   })
   .post("/totp/disable", async (c) => {
     const form = await readForm(c, CodeInput);
-    if (form.ok && (await turnOffTotp(c, c.get("accountId")!, form.data.code))) {
+    const outcome = form.ok ? await turnOffTwoStep(c, form.data.code) : undefined;
+    if (outcome?.ok) {
       await setFlash(c, { notice: "Two-step sign-in is off. Signing in needs only your password (or a passkey) now." });
       return c.redirect("/console/profile", 303);
     }
-    const error = form.ok ? WRONG_DISABLE_CODE : form.errors.code;
+    const error = outcome ? outcome.message : !form.ok ? form.errors.code : undefined;
     const viewer = await loadViewer(c);
     return render(c, <FormPage viewer={viewer} title="Turn off two-step sign-in"><TotpDisableForm viewer={viewer} error={error} /></FormPage>, 400);
   })
   .post("/password", async (c) => {
     const form = await readForm(c, PasswordChange);
-    const result = form.ok ? await changePassword(c, c.get("accountId")!, c.get("session")!.id, form.data) : undefined;
-    if (result?.ok) {
-      const ended = result.endedSessions;
+    const outcome = form.ok ? await changePassword(c, form.data) : undefined;
+    if (outcome?.ok) {
+      const ended = outcome.endedSessions;
       const notice = ended === 0 ? "Your password was changed. No other session was signed in." : `Your password was changed, and ${plural(ended, "other session")} signed out.`;
       await setFlash(c, { notice });
       return c.redirect("/console/profile", 303);
     }
-    const errors: FieldErrors = result ? { [result.field]: result.message } : form.ok ? {} : form.errors;
+    const errors = outcome ? refusalFields(outcome) : !form.ok ? form.errors : {};
     const viewer = await loadViewer(c);
     return render(c, <FormPage viewer={viewer} title="Change password"><PasswordForm viewer={viewer} errors={errors} /></FormPage>, 400);
   })
   .post("/sessions/revoke-others", async (c) => {
-    const ended = await endOtherSessions(c.env, c.get("accountId")!, c.get("session")!.id, c.get("deps").now());
+    const ended = await endOtherSessionsOfAccount(c);
     await setFlash(c, { notice: ended === 0 ? "No other session was signed in." : `Signed out ${plural(ended, "other session")}.` });
     return c.redirect("/console/profile", 303);
   })
   .post("/sessions/:id/end", async (c) => {
     const id = c.req.param("id");
+    // This session is ended by signing out, not from the list.
     if (id === c.get("session")?.id) return c.redirect("/console/profile", 303);
-    if (!(await endSessionById(c.env, c.get("accountId")!, id))) throw notFound("No such session in your account. It may have ended already.");
+    const outcome = await endOneSession(c, id);
+    if (!outcome.ok) throw refusalError(outcome);
     await setFlash(c, { notice: "That session is signed out." });
     return c.redirect("/console/profile", 303);
   });

@@ -1,3 +1,4 @@
+import type { SecurityOverview } from "../actions/security";
 import type { SessionView } from "../../auth/session-list";
 import { Csrf, DateTime, Field } from "./components";
 import type { FieldErrors } from "./forms";
@@ -9,10 +10,7 @@ import { browserLabel } from "./user-agent";
  * each posts to /console/profile/... (security-pages.tsx).
  */
 
-export interface SecurityState {
-  sessions: SessionView[];
-  totp: { enabled: boolean; recoveryCodesLeft: number };
-}
+export type SecurityState = SecurityOverview;
 
 export function SecuritySections(props: { viewer: Viewer; security: SecurityState }) {
   return (
