@@ -13,10 +13,11 @@ import { DeployLog, deployLogPrefix } from "./deploy-log";
 import { appLogs } from "../logs/app-logs";
 import { secretsToMask } from "../logs/mask";
 import { RUNNER_BEAT_MS } from "./heartbeat";
-import { APP_ID_LABEL, DEPLOY_ID_LABEL, appImageRepository, launchAndSwitch } from "./launch";
+import { APP_ID_LABEL, DEPLOY_ID_LABEL, appImageRepository } from "./launch";
+import { relaunch } from "./relaunch";
 import { BUILT_STOPPED, type DeployJobMessage } from "./messages";
-import type { PlanId } from "./plans";
-import { type AppRow, type DeployRow, beatDeployRunner, claimDeployBuild, deployBuildAliveAt, deployById, getApp, refreshDeployBuild, updateRunningDeploy } from "./store";
+import { beatDeployRunner, claimDeployBuild, deployBuildAliveAt, refreshDeployBuild, updateRunningDeploy } from "./deploy-store";
+import { type AppRow, type DeployRow, deployById, getApp } from "./store";
 import { launchEnv } from "../envvars/store";
 import { SOURCE_TOKEN_UNREADABLE, openSourceToken } from "../source/token";
 
@@ -100,28 +101,14 @@ async function runDeployTry(env: Env, message: Message<DeployJobMessage>, option
   };
   try {
     if (message.attempts > 1) await deployLog.step(`Try ${message.attempts} of ${DEPLOY_MAX_ATTEMPTS}`);
-    const runtime = runtimeFor(env);
-    if (!runtime) {
-      await fail({ kind: "no_engine", message: "No container engine is configured. Set RUNTIME_URL to the Docker Engine API address; npm start does this when Docker runs on the machine." });
-      message.ack();
-      return;
+    const failure = await buildAndRun(env, app, deploy, deployLog, options);
+    if (failure) await fail(failure);
+    else {
+      await deployLog.flush();
+      // The app's output is kept from now on (src/logs/app-logs.ts).
+      await appLogs(env, appId).watch(appId).catch(() => undefined);
+      log("info", "deploy live", fields);
     }
-    const built = await buildImage(env, runtime, app, deploy, deployLog, options);
-    if (!built.ok) {
-      await fail(built.failure);
-      message.ack();
-      return;
-    }
-    const outcome = await runBuilt(env, runtime, appId, deployId, built, deployLog, options);
-    if (outcome) {
-      await fail(outcome);
-      message.ack();
-      return;
-    }
-    await deployLog.flush();
-    // The app's output is kept from now on (src/logs/app-logs.ts).
-    await appLogs(env, appId).watch(appId).catch(() => undefined);
-    log("info", "deploy live", fields);
     message.ack();
   } catch (err) {
     if (err instanceof RuntimeUnavailableError) {
@@ -141,6 +128,15 @@ async function runDeployTry(env: Env, message: Message<DeployJobMessage>, option
 }
 
 type BuildOutcome = { ok: true; image: string; port: ProbedPort } | { ok: false; failure: Failure };
+
+/** Build, then run what was built; the failure to report, or undefined once live (or no longer current). */
+async function buildAndRun(env: Env, app: AppRow, deploy: DeployRow, deployLog: DeployLog, options: DeployJobOptions): Promise<Failure | undefined> {
+  const runtime = runtimeFor(env);
+  if (!runtime) return { kind: "no_engine", message: "No container engine is configured. Set RUNTIME_URL to the Docker Engine API address; npm start does this when Docker runs on the machine." };
+  const built = await buildImage(env, runtime, app, deploy, deployLog, options);
+  if (!built.ok) return built.failure;
+  return runBuilt(env, runtime, app.id, deploy.id, built, deployLog, options);
+}
 
 /** An instance of `deployId` that no record serves: the deploy is still in flight and the app runs another. */
 async function strayOfDeploy(env: Env, appId: string, deployId: string, instanceId: string): Promise<boolean> {
@@ -164,21 +160,16 @@ async function runBuilt(env: Env, runtime: ContainerRuntime, appId: string, depl
     // Each is looked at against the records as they are now: another try still alive may have
     // switched to its instance since this one read the app, and that instance serves.
     for (const id of await runtime.instances({ [APP_ID_LABEL]: appId, [DEPLOY_ID_LABEL]: deployId })) if (await strayOfDeploy(env, appId, deployId, id)) await runtime.remove(id);
-    const variables = await launchEnv(env, appId);
-    const replaces = app.instanceId;
-    const outcome = await launchAndSwitch({
-      runtime,
-      replaces,
-      spec: { appId, image: built.image, port: built.port.port, portReason: built.port.reason, plan: app.plan as PlanId, env: variables.env, deployId, ...(app.healthCheck ? { healthCheck: app.healthCheck } : {}) },
-      probeTimeoutSeconds: getConfig(env).PROBE_TIMEOUT_SECONDS,
-      healthIntervalSeconds: getConfig(env).HEALTH_CHECK_INTERVAL_SECONDS,
+    const outcome = await relaunch(env, runtime, app, {
+      image: { image: built.image, port: built.port.port, portReason: built.port.reason, deployId },
       log: (text) => deployLog.append(text),
       // The log is whole up to "Live:" when the deploy shows live, not only after the drain.
       afterSwitch: () => deployLog.flush(),
-      switchTo: async (instance) => {
+      switchTo: async (instance, { envVersion }) => {
         const output = await runtime.logs(instance.id, { tail: 50 }).catch(() => "");
         if (output) await deployLog.append(`Instance output:\n${output.replace(/\n$/, "")}`);
-        return controller.completeDeploy({ deployId, instance, replaces, envVersion: variables.version, now: options.now() });
+        // The controller writes the replaced instance's retire row with the deploy's switch.
+        return controller.completeDeploy({ deployId, instance, replaces: app.instanceId, envVersion, now: options.now() });
       },
     });
     if (outcome.ok) return undefined;
@@ -239,14 +230,24 @@ async function buildImage(env: Env, runtime: ContainerRuntime, app: AppRow, depl
     const message = built.kind === "build_file_missing" ? missingBuildFileMessage(buildFile.path, built.buildFiles ?? []) : built.message;
     return { ok: false, failure: { kind: built.kind, message } };
   }
-  const build = built;
+  return recordBuilt(env, runtime, deploy, { image: built.image, dockerfile: built.dockerfile, commitSha: built.commitSha ?? null, fromApi, plan: app.plan }, deployLog, options);
+}
 
-  const port = probedPort(built.dockerfile);
+/** The image is built: its port, commit and digest go on the deploy, which moves on to `starting` if it is still in flight. */
+async function recordBuilt(
+  env: Env,
+  runtime: ContainerRuntime,
+  deploy: DeployRow,
+  build: { image: string; dockerfile: Parameters<typeof probedPort>[0]; commitSha: string | null; fromApi: ReturnType<typeof fetchCommit>; plan: string },
+  deployLog: DeployLog,
+  options: DeployJobOptions,
+): Promise<BuildOutcome> {
+  const port = probedPort(build.dockerfile);
   await deployLog.step(`Image built; port ${port.port} (${port.reason})`);
-  const commit = pickCommit(built.commitSha ?? null, await fromApi);
+  const commit = pickCommit(build.commitSha, await build.fromApi);
   if (commit) await deployLog.step(`Commit ${commit.sha.slice(0, 12)}${commit.message ? `: ${commit.message.split("\n")[0]}` : ""}`);
   const digest = (await runtime.imageDigest?.(build.image).catch(() => null)) ?? null;
-  const recorded = { commitSha: commit?.sha ?? null, commitMessage: commit?.message ?? null, imageDigest: digest, plan: app.plan };
+  const recorded = { commitSha: commit?.sha ?? null, commitMessage: commit?.message ?? null, imageDigest: digest, plan: build.plan };
   // Only a deploy still in flight moves on: one failed meanwhile (dead-letter queue, deadline) stays failed.
   const current = await updateRunningDeploy(env, deploy.id, { status: "starting", image: build.image, port: port.port, portSource: port.source, portReason: port.reason, ...recorded });
   if (!current) {

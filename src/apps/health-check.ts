@@ -5,7 +5,8 @@ import { notifyHealth } from "../notifications/hooks";
 import type { ControlResult } from "./controls";
 import { type HealthEvent, type HealthRecord, failureMessage, healthSettings, stepHealth } from "./health";
 import { probeOnce } from "./probe";
-import { type AppRow, updateApp } from "./store";
+import { recordHealth } from "./app-columns";
+import type { AppRow } from "./store";
 
 /**
  * One periodic check of a running app's serving instance, run by its AppController's alarm: the
@@ -44,5 +45,5 @@ export async function checkAppHealth(env: Env, app: AppRow, now: number, restart
 /** Writes the record when it changed, only while the app still runs the instance checked. */
 async function save(env: Env, app: AppRow, record: HealthRecord | null): Promise<void> {
   if (JSON.stringify(record) === JSON.stringify(app.health)) return;
-  await updateApp(env, app.id, { health: record }, { instanceId: app.instanceId });
+  await recordHealth(env, app.id, app.instanceId, record);
 }

@@ -1,6 +1,5 @@
-import { getConfig } from "../config";
 import { billingStateOf } from "../billing/app-billing";
-import { renewIfDue } from "../billing/renewal";
+import { renewIfDue } from "./paid-changes";
 import { launchEnv } from "../envvars/store";
 import { describeError, log } from "../http/log";
 import type { ContainerRuntime, Instance } from "../runtime/types";
@@ -10,15 +9,16 @@ import { DeployLog, deployLogPrefix } from "./deploy-log";
 import { appLogs } from "../logs/app-logs";
 import { secretsToMask } from "../logs/mask";
 import { ROLLBACK_CURRENT_MESSAGE, ROLLBACK_UNAVAILABLE_MESSAGE, imagesToKeep, planRollback, rollbackAvailable } from "./history";
-import { type SwitchOutcome, launchAndSwitch } from "./launch";
-import type { PlanId } from "./plans";
-import { type AppRow, type DeployRow, deployById, getApp, imageHistory, insertRollbackDeploy, markImagesRemoved } from "./store";
+import type { SwitchOutcome } from "./launch";
+import { relaunch } from "./relaunch";
+import { imageHistory, insertRollbackDeploy, markImagesRemoved } from "./deploy-store";
+import { type AppRow, type DeployRow, deployById, getApp } from "./store";
 
 /**
  * Rollback's work, run by the AppController with the app's deploy mark held (a rollback is a
  * deploy of kind `rollback`: Deploy pressed meanwhile, Delete and the other controls are answered
  * as during a deploy). No rebuild and no charge: the earlier deploy's image runs again with the
- * app's current variables, through the same launch-and-switch as a deploy.
+ * app's current variables, through the same relaunch as a deploy.
  */
 
 export type RollbackRefusal = Refusal | { outcome: "refused"; code: "ROLLBACK_UNAVAILABLE"; message: string };
@@ -87,17 +87,11 @@ export async function switchRunning(env: Env, runtime: ContainerRuntime, prepare
     await steps.fail({ deployId: deploy.id, failure, now: Date.now() });
   };
   try {
-    const variables = await launchEnv(env, app.id);
-    const config = getConfig(env);
-    const outcome = await launchAndSwitch({
-      runtime,
-      replaces: app.instanceId,
-      spec: { appId: app.id, image: deploy.image!, port: deploy.port!, portReason: deploy.portReason ?? "", plan: app.plan as PlanId, env: variables.env, deployId: deploy.id, ...(app.healthCheck ? { healthCheck: app.healthCheck } : {}) },
-      probeTimeoutSeconds: config.PROBE_TIMEOUT_SECONDS,
-      healthIntervalSeconds: config.HEALTH_CHECK_INTERVAL_SECONDS,
+    const outcome = await relaunch(env, runtime, app, {
+      image: { image: deploy.image!, port: deploy.port!, portReason: deploy.portReason ?? "", deployId: deploy.id },
       log: (text) => deployLog.append(text),
       afterSwitch: () => deployLog.flush(),
-      switchTo: (instance) => steps.complete({ deployId: deploy.id, instance, replaces: app.instanceId, envVersion: variables.version, now: Date.now() }),
+      switchTo: (instance, { envVersion }) => steps.complete({ deployId: deploy.id, instance, replaces: app.instanceId, envVersion, now: Date.now() }),
     });
     if (!outcome.ok) await fail({ kind: outcome.kind === "not_switched" ? "interrupted" : outcome.kind, message: outcome.message });
     // The app's output is kept from now on (src/logs/app-logs.ts), as after a deploy.

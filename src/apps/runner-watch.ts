@@ -7,7 +7,7 @@
  * instance keeps serving.
  */
 import { describeError, log } from "../http/log";
-import { envApplyLost } from "../envvars/save";
+import { envApplyLost } from "./env-apply";
 import { type ContainerRuntime } from "../runtime/types";
 import type { InFlightRecord } from "./controls";
 import { DeployLog, deployLogPrefix } from "./deploy-log";
@@ -15,7 +15,8 @@ import { deployStep, runnerDeadMessage, runnerVerdict } from "./heartbeat";
 import { APP_ID_LABEL } from "./launch";
 import type { DeployJobMessage } from "./messages";
 import { retireRowsOf } from "./retire-ledger";
-import { DEPLOY_RUNNING, deployById, getApp, handDeployToNewRunner } from "./store";
+import { handDeployToNewRunner } from "./deploy-store";
+import { DEPLOY_RUNNING, deployById, getApp } from "./store";
 
 /** A rollback's switch runs in the controller: lost with it, it is failed with this sentence. */
 export const ROLLBACK_LOST_MESSAGE = "The rollback stopped when the control plane restarted; the app still runs the version it ran before. Press Rollback to try again.";

@@ -4,7 +4,8 @@ import { sealSourceToken } from "../source/token";
 import { generatedSubdomain } from "./contract/subdomain";
 import { type HealthCheckSettings, healthSettings } from "./health";
 import type { AppSettingsRequest, NewAppRequest } from "./settings";
-import { type AppRow, getApp, insertApp, isSubdomainTaken, updateAppSettings } from "./store";
+import { updateAppSettings } from "./app-columns";
+import { type AppRow, getApp, insertApp, isSubdomainTaken } from "./store";
 import { heldFromAccount, holdOf, holdSubdomain, subdomainHeldMessage } from "./subdomain-holds";
 
 /** Two writes racing for one subdomain: the unique index decides, and the loser gets SUBDOMAIN_TAKEN. */

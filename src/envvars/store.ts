@@ -2,13 +2,14 @@ import { asc, eq } from "drizzle-orm";
 import { getConfig } from "../config";
 import { database } from "../db/client";
 import { appEnvVars } from "../db/schema";
-import { appUpdateQuery, envVersionQuery } from "../apps/store";
+import { envVersionQuery } from "../apps/store";
 import { openValue, sealValue } from "../lib/sealing";
 import type { EnvVariable } from "./rules";
 
 /*
  * Owner of the `app_env_vars` table: every query of it is here (test/unit/table-owners.test.ts).
- * The set's version lives on the app's record, read and written through src/apps/store.ts.
+ * The set's version lives on the app's record: read through src/apps/store.ts, written by the app's
+ * controller with the rows (src/apps/env-apply.ts).
  */
 
 /** An app's variable set as saved: its version and the clear values (in memory only). */
@@ -40,15 +41,16 @@ export async function launchEnv(env: Env, appId: string): Promise<{ version: num
 }
 
 /**
- * Replaces the app's set with `variables` (sealed one by one) and makes it `version`, in one batch.
- * The AppController calls it with the change mark held, so no other save runs meanwhile.
+ * The writes that replace the app's set with `variables` (sealed one by one), for one D1 batch with
+ * the set's new version on the app (src/apps/env-apply.ts writeEnv). The AppController runs it
+ * with the change mark held, so no other save runs meanwhile.
  */
-export async function writeEnv(env: Env, appId: string, version: number, variables: readonly EnvVariable[]): Promise<void> {
+export async function envRowWrites(env: Env, appId: string, variables: readonly EnvVariable[]) {
   const keys = getConfig(env).ENV_ENCRYPTION_KEY;
   const sealed = await Promise.all(variables.map((v) => sealValue(keys, { appId, key: v.key }, v.value)));
   const rows = variables.map((v, position) => ({ appId, key: v.key, position, ...sealed[position]! }));
   const db = database(env);
   const inserts = [];
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) inserts.push(db.insert(appEnvVars).values(rows.slice(i, i + ROWS_PER_INSERT)));
-  await db.batch([db.delete(appEnvVars).where(eq(appEnvVars.appId, appId)), ...inserts, appUpdateQuery(env, appId, { envVersion: version })]);
+  return [db.delete(appEnvVars).where(eq(appEnvVars.appId, appId)), ...inserts];
 }

@@ -1,13 +1,12 @@
 /**
  * Where a swarm instance went. Swarm moves an instance by itself (a drained or failed node's task
  * is rescheduled elsewhere; a service update's new task takes a new port), so when a request to
- * the recorded place fails the proxy asks the engine (`inspect`: the service's running task, its
- * node and port from `/tasks`) and records the new place on the app, a compare-and-set on the
- * instance and its old URL. Per isolate, at most one question per app per FOLLOW_INTERVAL_MS;
+ * the recorded place fails the proxy asks the apps module that owns the app's columns
+ * (src/apps/instance-move.ts: the engine's `inspect`, then the new place recorded on the app as a
+ * compare-and-set on the instance and its old URL). Per isolate, at most one question per app per FOLLOW_INTERVAL_MS;
  * failures meanwhile share its answer, so a flood of requests to a dead app costs one call a second.
  */
-import { moveInstance } from "../apps/store";
-import { runtimeFor } from "../runtime";
+import { followMovedInstance } from "../apps/instance-move";
 import { mayMove } from "./instance-target";
 import type { Route } from "./route-cache";
 
@@ -29,10 +28,8 @@ export function followInstance(env: Env, route: Route, now: number): Promise<Rou
 }
 
 async function ask(env: Env, route: Route, instanceId: string): Promise<Route | null> {
-  const runtime = runtimeFor(env);
-  const state = runtime ? await runtime.inspect(instanceId) : null;
-  if (!state?.running || !state.url || state.url === route.instanceUrl) return null;
-  const address = state.address;
-  await moveInstance(env, route.appId, { id: state.id, url: state.url, ...(address ? { address } : {}) }, route.instanceUrl);
-  return { ...route, instanceUrl: state.url, engine: address?.engine ?? route.engine, node: address?.node ?? null, port: address?.port ?? null };
+  const moved = await followMovedInstance(env, route.appId, instanceId, route.instanceUrl);
+  if (!moved) return null;
+  const address = moved.address;
+  return { ...route, instanceUrl: moved.url, engine: address?.engine ?? route.engine, node: address?.node ?? null, port: address?.port ?? null };
 }

@@ -2,8 +2,6 @@ import { getConfig } from "../config";
 import type { SealedSecret } from "../db/schema";
 import { openValue, sealValue } from "../lib/sealing";
 import { randomBytes, toHex } from "../lib/encoding";
-import { type AppRow, updateApp } from "../apps/store";
-import { webhookUrl } from "../apps/views";
 
 /**
  * The app's webhook secret. GitHub and Gitea sign deliveries with an HMAC under the secret itself
@@ -23,10 +21,7 @@ export async function openWebhookSecret(env: Env, appId: string, sealed: SealedS
   return openValue(getConfig(env).ENV_ENCRYPTION_KEY, { appId, key: PLACE }, sealed);
 }
 
-/** Makes a new secret (the old one stops verifying at once) and answers the address and the secret. */
-export async function rotateWebhookSecret(env: Env, app: AppRow, requestUrl: string): Promise<{ url: string; secret: string }> {
-  const secret = newWebhookSecret();
-  const sealed = await sealValue(getConfig(env).ENV_ENCRYPTION_KEY, { appId: app.id, key: PLACE }, secret);
-  await updateApp(env, app.id, { webhookSecret: sealed });
-  return { url: webhookUrl(app.id, requestUrl), secret };
+/** The secret sealed for the app's record (src/apps/webhook-secret.ts rotateWebhookSecret writes it). */
+export async function sealWebhookSecret(env: Env, appId: string, secret: string): Promise<SealedSecret> {
+  return sealValue(getConfig(env).ENV_ENCRYPTION_KEY, { appId, key: PLACE }, secret);
 }

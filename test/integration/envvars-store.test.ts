@@ -5,7 +5,8 @@ import { getConfig } from "../../src/config";
 import { database } from "../../src/db/client";
 import { appEnvVars } from "../../src/db/schema";
 import { openValue, sealValue } from "../../src/lib/sealing";
-import { readEnv, writeEnv } from "../../src/envvars/store";
+import { writeEnv } from "../../src/apps/env-apply";
+import { readEnv } from "../../src/envvars/store";
 import { type AppJson, signedUpClient } from "./apps-helpers";
 
 // SPEC.md, Resources "Environment variable": "Values are encrypted at rest and kept without

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { claimDeployBuild, deployBuildAliveAt } from "../../src/apps/store";
+import { claimDeployBuild, deployBuildAliveAt } from "../../src/apps/deploy-store";
 import { DockerRuntime } from "../../src/runtime";
 import { type BuildMark, type BuildStepInput, fetchAndBuild } from "../../src/source/build-step";
 import { fetchSourceArchive } from "../../src/source/fetch";
