@@ -76,7 +76,7 @@ describe("table owners", () => {
     const strays: string[] = [];
     for (const [key, text] of Object.entries(sources)) {
       const file = path(key);
-      if (file === "src/db/schema.ts") continue;
+      if (file === "src/db/schema.ts" || file.startsWith("src/db/tables/")) continue;
       for (const table of tables) {
         if (owns(TABLE_OWNERS[table.sqlName]!, file)) continue;
         for (const hit of mentions(text, table)) strays.push(`${file}: ${hit}`);
