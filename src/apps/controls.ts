@@ -63,7 +63,7 @@ export const DEPLOY_DEADLINE_MS = 30 * 60 * 1000;
 
 export type Refusal =
   | Extract<ControlDecision, { outcome: "refused" }>
-  | { outcome: "refused"; code: "ENGINE_UNAVAILABLE" | "LAUNCH_FAILED" | "INSUFFICIENT_FUNDS" | "INSUFFICIENT_CAPACITY"; message: string };
+  | { outcome: "refused"; code: "ENGINE_UNAVAILABLE" | "LAUNCH_FAILED" | "INSUFFICIENT_FUNDS" | "INSUFFICIENT_CAPACITY" | "PLAN_REQUIRED"; message: string };
 export type ControlResult = { outcome: "done" } | Refusal;
 export type DeployResult = { outcome: "started" | "already_deploying"; deployId: string } | Refusal;
 

@@ -15,7 +15,8 @@ import { runtimeFor } from "../runtime";
 import { APP_ID_LABEL } from "./launch";
 import { PLANS, type PlanId, planDiskBytes } from "./plans";
 import { reconcileOneApp } from "./reconcile";
-import { servingApps, updateApp } from "./store";
+import { recordLastRestart } from "./app-columns";
+import { servingApps } from "./store";
 
 /** The allowance in words: `2 GiB`, or bytes to the MiB for a test's override (`10 MiB`). */
 export function formatAllowance(bytes: number): string {
@@ -51,7 +52,7 @@ export async function watchInstanceDisks(env: Env, now: number): Promise<number>
     if (!reason) continue;
     try {
       // Recorded first, and only while the app still runs this instance (a switch meanwhile replaced it).
-      if (!(await updateApp(env, app.id, { lastRestart: { at: now, reason } }, { instanceId: app.instanceId }))) continue;
+      if (!(await recordLastRestart(env, app.id, app.instanceId, { at: now, reason }))) continue;
       log("info", "instance past its disk allowance", { app_id: app.id, written_bytes: bytes });
       await runtime.remove(app.instanceId, { graceSeconds: getConfig(env).STOP_GRACE_SECONDS });
       await reconcileOneApp(env, app.id, now);

@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { appController } from "../../src/apps/app-controller";
 import { APP_ID_LABEL, launchAndSwitch } from "../../src/apps/launch";
 import { DEFAULT_HEALTH_CHECK } from "../../src/apps/health";
-import { getApp, updateApp } from "../../src/apps/store";
+import { switchInstance } from "../../src/apps/app-columns";
+import { getApp } from "../../src/apps/store";
 import { runtimeFromUrl } from "../../src/runtime";
 import type { ContainerRuntime, InstanceSpec } from "../../src/runtime/types";
 import { addOneMonth } from "../../src/billing/period";
@@ -130,7 +131,7 @@ describe("launchAndSwitch", () => {
       log: async (text) => void lines.push(text),
       // A switch that expected another instance: the compare-and-set finds the app moved on.
       switchTo: async (instance) =>
-        (await updateApp(env, app.id, { instanceId: instance.id, instanceUrl: instance.url }, { instanceId: "an-instance-replaced-since" }))
+        (await switchInstance(env, app, { instanceId: instance.id, instanceUrl: instance.url }, "an-instance-replaced-since"))
           ? { switched: true, replaced: { instanceId: null, image: null, serving: false } }
           : { switched: false, reason: "a newer change to the app took over while this instance started." },
     });

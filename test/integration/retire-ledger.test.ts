@@ -8,7 +8,7 @@ import { APP_ID_LABEL } from "../../src/apps/launch";
 import { drainRetireLedger } from "../../src/apps/retire";
 import { retireRowsOf } from "../../src/apps/retire-ledger";
 import { deployById, getApp } from "../../src/apps/store";
-import { recordDeploy } from "../../src/billing/app-events";
+import { recordDeploy } from "../../src/apps/paid-changes";
 import { getConfig } from "../../src/config";
 import { database } from "../../src/db/client";
 import { DockerRuntime, runtimeFor } from "../../src/runtime";
