@@ -7,7 +7,8 @@
  * (measured by `npx tsx scripts/bench/profile-memory.ts`). Asking per piece keeps at most
  * `readAhead` pieces in flight, so memory stays flat however large the database is.
  */
-import type { DumpPiece, DumpPosition } from "./dump";
+import type { DumpPosition } from "./dump";
+import type { DumpPiece } from "./dump-cursor";
 import type { OpenDumpOptions } from "./managed-database";
 
 /** What the stream needs of the database object (its RPC stub). */

@@ -1,26 +1,12 @@
 import { DurableObject } from "cloudflare:workers";
-import { DUMP_START, DumpCursor, type DumpEnd, type DumpPiece, type DumpPosition } from "./dump";
-import { JOURNAL_PREFIX } from "./journal-plan";
+import { DUMP_START, type DumpPosition } from "./dump";
+import { DumpCursor, type DumpEnd, type DumpPiece } from "./dump-cursor";
 import { dropJournal, JournalFull, journalFullMessage, journalOverflow, openJournal } from "./snapshot-journal";
 import { getConfig } from "../config";
-import { splitStatements } from "./split-sql";
-import { fromBase64, toBase64 } from "../lib/encoding";
+import { checkStatements, type ExecuteOutcome, runStatements, type SqlValue } from "./run-sql";
 
-/** A value in or out of the SQL console: BLOBs travel as `{ blob: "<base64>" }`. */
-export type SqlValue = string | number | boolean | null | { blob: string };
-export type SqlOutValue = string | number | null | { blob: string };
-
-export interface StatementResult {
-  columns: string[];
-  rows: SqlOutValue[][];
-  rows_written: number;
-  /** True when the statement returned more rows than one reply may hold. */
-  truncated?: boolean;
-}
-
-export type ExecuteOutcome =
-  | { ok: true; results: StatementResult[] }
-  | { ok: false; error: string; statement: number };
+/** The SQL console's values and results, as ManagedDatabase.execute takes and returns them (run-sql.ts). */
+export type { ExecuteOutcome, SqlOutValue, SqlValue, StatementResult } from "./run-sql";
 
 /**
  * A dump whose reader asks for nothing for this long is abandoned (and its journal dropped), so a
@@ -70,34 +56,6 @@ interface Lease extends LeaseRecord {
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
-/** Why a schema change is refused while an export runs. */
-export const DDL_DURING_EXPORT =
-  "Schema changes (CREATE, DROP, ALTER) are refused while an export of this database is running, so that the export stays one consistent snapshot. Try again when the export has finished.";
-/** Why SQL naming the journal's objects is refused. */
-export const RESERVED_NAMES = `Names beginning with ${JOURNAL_PREFIX} are reserved for exports.`;
-const SCHEMA_CHANGE = /^(CREATE|DROP|ALTER|VACUUM)\b/i;
-
-/** At most this many rows of one statement go back to the console. */
-export const MAX_RESULT_ROWS = 1000;
-/** And at most about this many bytes of values in all, so a reply stays small. */
-export const MAX_RESULT_BYTES = 1_000_000;
-
-function toBinding(value: SqlValue): SqlStorageValue {
-  if (typeof value === "boolean") return value ? 1 : 0;
-  if (value !== null && typeof value === "object") return fromBase64(value.blob).buffer;
-  return value;
-}
-
-function toOut(value: SqlStorageValue): SqlOutValue {
-  if (value instanceof ArrayBuffer) return { blob: toBase64(value) };
-  return value as string | number | null;
-}
-
-function sizeOf(value: SqlOutValue): number {
-  if (value === null) return 4;
-  if (typeof value === "object") return value.blob.length;
-  return typeof value === "string" ? value.length : 8;
-}
 
 /**
  * One customer database: its data lives in this object's own SQLite storage. The worker reaches
@@ -279,45 +237,13 @@ export class ManagedDatabase extends DurableObject<Env> {
   }
 
   #run(sql: string, params: SqlValue[]): ExecuteOutcome {
-    const statements = splitStatements(sql);
-    if (statements.length === 0) return { ok: false, error: "There is no SQL statement to run.", statement: 0 };
-    if (params.length > 0 && statements.length > 1) {
-      return { ok: false, error: "Parameters can only be bound when the SQL holds a single statement.", statement: 0 };
-    }
-    if (sql.toLowerCase().includes(JOURNAL_PREFIX)) return { ok: false, error: RESERVED_NAMES, statement: 0 };
-    // A snapshot is being kept (and not lost already): the schema must stay as it was.
-    if (this.#lease && this.#lease.failure === undefined) {
-      const ddl = statements.findIndex((s) => SCHEMA_CHANGE.test(withoutLeadingComments(s)));
-      if (ddl !== -1) return { ok: false, error: DDL_DURING_EXPORT, statement: ddl };
-    }
-    const results: StatementResult[] = [];
-    let current = 0;
+    const statements = checkStatements(sql, params, this.#lease !== undefined && this.#lease.failure === undefined);
+    if (!Array.isArray(statements)) return statements;
     try {
-      this.ctx.storage.transactionSync(() => {
-        let budget = MAX_RESULT_BYTES;
-        for (const [index, statement] of statements.entries()) {
-          current = index;
-          const cursor = this.ctx.storage.sql.exec(statement, ...params.map(toBinding));
-          const rows: SqlOutValue[][] = [];
-          let truncated = false;
-          for (const raw of cursor.raw()) {
-            if (rows.length >= MAX_RESULT_ROWS || budget <= 0) {
-              truncated = true;
-              continue;
-            }
-            const row = raw.map(toOut);
-            budget -= row.reduce<number>((n, v) => n + sizeOf(v), 0);
-            rows.push(row);
-          }
-          results.push({ columns: cursor.columnNames, rows, rows_written: cursor.rowsWritten, ...(truncated ? { truncated } : {}) });
-        }
-      });
-    } catch (err) {
-      return { ok: false, error: cleanSqliteMessage(err), statement: current };
+      return runStatements(this.ctx.storage, statements, params);
     } finally {
       this.#checkJournal();
     }
-    return { ok: true, results };
   }
 
   /** Removes every table and row: the database is being deleted. */
@@ -326,15 +252,4 @@ export class ManagedDatabase extends DurableObject<Env> {
     if (this.#lease) this.releaseDump(this.#lease.id);
     await this.ctx.storage.deleteAll();
   }
-}
-
-/** SQLite's message without the runtime's suffix, e.g. `no such table: users`. */
-function cleanSqliteMessage(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return message.replace(/: SQLITE_[A-Z_]+( \(extended: SQLITE_[A-Z_]+\))?$/, "");
-}
-
-/** A statement's text after any comments and blank space it starts with. */
-function withoutLeadingComments(statement: string): string {
-  return statement.replace(/^(\s+|--[^\n]*(\n|$)|\/\*[\s\S]*?(\*\/|$))*/, "");
 }

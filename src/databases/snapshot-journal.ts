@@ -17,7 +17,7 @@
  * and BEFORE UPDATE triggers copy every row the new values would collide with on the rowid or any
  * UNIQUE index; and schema changes, which the object refuses while a journal is open.
  */
-import { type ColumnInfo, listObjects, quoteIdent, sequenceRows, type TableListRow, tableShape } from "./dump";
+import { type ColumnInfo, listObjects, quoteIdent, sequenceRows, type TableListRow, type TableShape, tableShape } from "./dump-shape";
 import { JOURNAL_PREFIX, PLAN_TABLE, STATE_TABLE, type TablePlan } from "./journal-plan";
 
 /** Bytes a journal entry counts for besides its image: its key and the table's own overhead, roughly. */
@@ -78,35 +78,46 @@ export function journalOverflow(sql: SqlStorage): { bytes: number; maxBytes: num
 function keepTable(sql: SqlStorage, table: string, kind: TableListRow | undefined, n: number): TablePlan {
   const shape = tableShape(sql, table, kind);
   const journal = `${JOURNAL_PREFIX}j${n}`;
-  const j = quoteIdent(journal);
-  const t = quoteIdent(table);
-  const trigger = (when: string, body: string[], suffix: string, condition = "") =>
-    sql.exec(
-      `CREATE TRIGGER ${quoteIdent(`${JOURNAL_PREFIX}${n}_${suffix}`)} ${when} ON ${t} FOR EACH ROW WHEN ${GUARD}${condition ? ` AND (${condition})` : ""} BEGIN ${body.map((s) => `${s};`).join(" ")} END`,
-    );
-
-  if (kind?.type === "virtual") {
-    sql.exec(`CREATE TABLE ${j} (k INTEGER PRIMARY KEY, image TEXT)`);
-    countEntries(sql, journal);
-    if (shape.columns.length > 0) sql.exec(`INSERT INTO ${j} (image) SELECT ${shape.values()} FROM ${t}`);
-    return { mode: "copy", journal, keys: ["k"], collations: [""], maxRowid: null };
-  }
+  if (kind?.type === "virtual") return copyTable(sql, table, shape, journal);
 
   const uniques = uniqueIndexes(sql, table);
   if (shape.walk.kind === "offset" || uniques === null) {
     // No key to journal by (or a UNIQUE index on an expression, whose collisions a trigger cannot
     // look up): writes to the table wait for no one but are refused until the dump ends.
-    for (const [when, suffix] of [["BEFORE INSERT", "bi"], ["BEFORE UPDATE", "bu"], ["BEFORE DELETE", "bd"]] as const) {
-      sql.exec(`CREATE TRIGGER ${quoteIdent(`${JOURNAL_PREFIX}${n}_${suffix}`)} ${when} ON ${t} BEGIN SELECT RAISE(ABORT, '${FROZEN_TABLE_MESSAGE.replace(/'/g, "''")}'); END`);
-    }
+    freezeTable(sql, table, n);
     return { mode: "frozen", journal, keys: [], collations: [], maxRowid: null };
   }
 
   const rowid = shape.walk.kind === "rowid";
   const keys = shape.walk.kind === "rowid" ? [shape.walk.name] : shape.walk.columns;
-  const collations = rowid ? [""] : keyCollations(sql, table, keys, shape.info);
+  const plan = createKeyedJournal(sql, table, shape.info, journal, keys, rowid);
+  createCopyTriggers(sql, table, n, shape, plan, uniques);
+  return plan;
+}
+
+/** A virtual table (SQLite allows no trigger on it) is copied whole into its journal at once. */
+function copyTable(sql: SqlStorage, table: string, shape: TableShape, journal: string): TablePlan {
+  const j = quoteIdent(journal);
+  sql.exec(`CREATE TABLE ${j} (k INTEGER PRIMARY KEY, image TEXT)`);
+  countEntries(sql, journal);
+  if (shape.columns.length > 0) sql.exec(`INSERT INTO ${j} (image) SELECT ${shape.values()} FROM ${quoteIdent(table)}`);
+  return { mode: "copy", journal, keys: ["k"], collations: [""], maxRowid: null };
+}
+
+/** Triggers that refuse every write to the table while the journal is open. */
+function freezeTable(sql: SqlStorage, table: string, n: number): void {
+  const t = quoteIdent(table);
+  for (const [when, suffix] of [["BEFORE INSERT", "bi"], ["BEFORE UPDATE", "bu"], ["BEFORE DELETE", "bd"]] as const) {
+    sql.exec(`CREATE TRIGGER ${quoteIdent(`${JOURNAL_PREFIX}${n}_${suffix}`)} ${when} ON ${t} BEGIN SELECT RAISE(ABORT, '${FROZEN_TABLE_MESSAGE.replace(/'/g, "''")}'); END`);
+  }
+}
+
+/** The journal of a table kept row by row, keyed as the table is: by rowid, or by its primary key with its collations. */
+function createKeyedJournal(sql: SqlStorage, table: string, info: ColumnInfo[], journal: string, keys: string[], rowid: boolean): TablePlan {
+  const j = quoteIdent(journal);
+  const collations = rowid ? [""] : keyCollations(sql, table, keys, info);
   const maxRowid = rowid
-    ? sql.exec<{ m: string }>(`SELECT quote(max(${keys[0]!})) AS m FROM ${t}`).one().m
+    ? sql.exec<{ m: string }>(`SELECT quote(max(${keys[0]!})) AS m FROM ${quoteIdent(table)}`).one().m
     : null;
   const max = maxRowid === "NULL" ? null : maxRowid;
   if (rowid) {
@@ -116,6 +127,22 @@ function keepTable(sql: SqlStorage, table: string, kind: TableListRow | undefine
     sql.exec(`CREATE TABLE ${j} (${columns.join(", ")}, image TEXT, PRIMARY KEY (${keys.map((_, i) => `k${i}`).join(", ")})) WITHOUT ROWID`);
   }
   countEntries(sql, journal);
+  return { mode: rowid ? "rowid" : "key", journal, keys, collations, maxRowid: max };
+}
+
+/**
+ * The table's triggers: before a row the snapshot held changes, its pre-image goes into the
+ * journal (with every row the new values would collide with); a key written since gets a marker.
+ */
+function createCopyTriggers(sql: SqlStorage, table: string, n: number, shape: TableShape, plan: TablePlan, uniques: UniqueIndex[]): void {
+  const j = quoteIdent(plan.journal);
+  const t = quoteIdent(table);
+  const { keys, maxRowid: max } = plan;
+  const rowid = plan.mode === "rowid";
+  const trigger = (when: string, body: string[], suffix: string, condition = "") =>
+    sql.exec(
+      `CREATE TRIGGER ${quoteIdent(`${JOURNAL_PREFIX}${n}_${suffix}`)} ${when} ON ${t} FOR EACH ROW WHEN ${GUARD}${condition ? ` AND (${condition})` : ""} BEGIN ${body.map((s) => `${s};`).join(" ")} END`,
+    );
 
   // The rowid's names (rowid, _rowid_, oid) are left bare: SQLite knows them only so.
   const key = (ref: string) => keys.map((c) => `${ref}.${rowid ? c : quoteIdent(c)}`);
@@ -141,7 +168,6 @@ function keepTable(sql: SqlStorage, table: string, kind: TableListRow | undefine
   trigger("AFTER UPDATE", [markNew], "au", keyMoved);
   trigger("BEFORE INSERT", collisions, "bi");
   trigger("AFTER INSERT", [markNew], "ai");
-  return { mode: rowid ? "rowid" : "key", journal, keys, collations, maxRowid: max };
 }
 
 /** The triggers copy nothing more once the journal is over its bound: the dump fails instead. */
@@ -169,10 +195,13 @@ interface IndexColumnRow {
 
 const COLLATION_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** A UNIQUE index's key columns with their collations. */
+type UniqueIndex = Array<{ column: string; collation: string }>;
+
 /** Each UNIQUE index's key columns with their collations; null when one of them holds an expression. */
-function uniqueIndexes(sql: SqlStorage, table: string): Array<Array<{ column: string; collation: string }>> | null {
+function uniqueIndexes(sql: SqlStorage, table: string): UniqueIndex[] | null {
   const indexes = sql.exec<IndexListRow>(`PRAGMA index_list(${quoteIdent(table)})`).toArray().filter((i) => i.unique === 1);
-  const out: Array<Array<{ column: string; collation: string }>> = [];
+  const out: UniqueIndex[] = [];
   for (const index of indexes) {
     const columns = sql.exec<IndexColumnRow>(`PRAGMA index_xinfo(${quoteIdent(index.name)})`).toArray().filter((c) => c.key === 1);
     if (columns.some((c) => c.cid < 0 || c.name === null || !COLLATION_NAME.test(c.coll))) return null;

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { boundLiteral } from "../../src/databases/dump";
+import { boundLiteral } from "../../src/databases/dump-pages";
 import { freshDatabase, withSql } from "./dump-helpers";
 
 /**

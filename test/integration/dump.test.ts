@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { DUMP_CHUNK_BYTES, DUMP_READ_BYTES, DumpCursor, type DumpPosition, dumpSql } from "../../src/databases/dump";
+import { type DumpPosition, dumpSql } from "../../src/databases/dump";
+import { DUMP_READ_BYTES, DumpCursor } from "../../src/databases/dump-cursor";
+import { DUMP_CHUNK_BYTES } from "../../src/databases/dump-reads";
 import { type DumpSource, dumpStream } from "../../src/databases/dump-stream";
 import { freshDatabase, journalObjects, readText, restoreDump, runSql, snapshot, textOf, withSql } from "./dump-helpers";
 

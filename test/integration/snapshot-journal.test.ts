@@ -2,7 +2,8 @@ import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DUMP_START, type DumpPosition, dumpSql } from "../../src/databases/dump";
-import { DDL_DURING_EXPORT, type ManagedDatabase, type SqlValue } from "../../src/databases/managed-database";
+import type { ManagedDatabase, SqlValue } from "../../src/databases/managed-database";
+import { DDL_DURING_EXPORT } from "../../src/databases/run-sql";
 import { journalFullMessage } from "../../src/databases/snapshot-journal";
 import { type ManagedDatabaseStub, freshDatabase, journalObjects, restoreDump, runSql, snapshot } from "./dump-helpers";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DUMP_BATCH_ROWS, FIRST_BATCH_ROWS, nextLimit, PAGE_TARGET_BYTES, WHOLE_PAGE_BYTES } from "../../src/databases/dump";
+import { DUMP_BATCH_ROWS, FIRST_BATCH_ROWS, nextLimit, PAGE_TARGET_BYTES, WHOLE_PAGE_BYTES } from "../../src/databases/dump-reads";
 
 describe("nextLimit: the next page's rows follow the size of the rows read", () => {
   it.each([
