@@ -246,7 +246,7 @@ async function recordBuilt(
   await deployLog.step(`Image built; port ${port.port} (${port.reason})`);
   const commit = pickCommit(build.commitSha, await build.fromApi);
   if (commit) await deployLog.step(`Commit ${commit.sha.slice(0, 12)}${commit.message ? `: ${commit.message.split("\n")[0]}` : ""}`);
-  const digest = (await runtime.imageDigest?.(build.image).catch(() => null)) ?? null;
+  const digest = await runtime.imageDigest(build.image).catch(() => null);
   const recorded = { commitSha: commit?.sha ?? null, commitMessage: commit?.message ?? null, imageDigest: digest, plan: build.plan };
   // Only a deploy still in flight moves on: one failed meanwhile (dead-letter queue, deadline) stays failed.
   const current = await updateRunningDeploy(env, deploy.id, { status: "starting", image: build.image, port: port.port, portSource: port.source, portReason: port.reason, ...recorded });
