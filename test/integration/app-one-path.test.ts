@@ -5,7 +5,7 @@ import { APP_ID_LABEL, launchAndSwitch } from "../../src/apps/launch";
 import { DEFAULT_HEALTH_CHECK } from "../../src/apps/health";
 import { switchInstance } from "../../src/apps/app-columns";
 import { getApp } from "../../src/apps/store";
-import { runtimeFromUrl } from "../../src/runtime";
+import { DockerRuntime } from "../../src/runtime";
 import type { ContainerRuntime, InstanceSpec } from "../../src/runtime/types";
 import { addOneMonth } from "../../src/billing/period";
 import { type AppJson, httpdFiles, publishRepository, signedUpClient, waitForDeploy } from "./apps-helpers";
