@@ -5,12 +5,11 @@ import type { DumpPosition } from "../../src/databases/dump";
 import {
   type ArchiveTarget,
   copyStretch,
-  FIRST_PART_BUFFER_BYTES,
-  fixedParts,
   freshProgress,
   R2_MIN_PART_BYTES,
   stageStretch,
 } from "../../src/exports/archive-upload";
+import { FIRST_PART_BUFFER_BYTES, fixedParts } from "../../src/exports/fixed-parts";
 import { stagingKey } from "../../src/exports/store";
 import { sha256Of } from "./export-helpers";
 
