@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -72,6 +72,8 @@ export interface DevServerOptions {
   vars?: Record<string, string>;
   /** Show wrangler's own output (npm start) or keep it for error reports (tests). */
   inheritOutput?: boolean;
+  /** Also append wrangler's output to this file (the end-to-end tests' shared Worker: read from other processes). */
+  outputFile?: string;
   /** Another Worker's wrangler.toml (the bench's floor Worker): no D1 migrations are applied. */
   config?: string;
 }
@@ -105,10 +107,12 @@ function migratedStateDir(): string {
 }
 
 /**
- * Gives an empty `persistTo` every migration by copying a migrated state, made once (in a
- * directory of its own, then renamed into place, so runs starting together never see half of one).
+ * Makes the migrated state unless it exists (in a directory of its own, then renamed into place,
+ * so runs starting together never see half of one); returns its directory. The end-to-end tests'
+ * global setup calls it once before any file starts, so files starting together do not each
+ * apply the migrations.
  */
-export async function seedMigratedState(persistTo: string): Promise<void> {
+export async function ensureMigratedState(): Promise<string> {
   const made = migratedStateDir();
   if (!existsSync(made)) {
     const making = `${made}.${process.pid}-${randomBytes(4).toString("hex")}`;
@@ -121,7 +125,12 @@ export async function seedMigratedState(persistTo: string): Promise<void> {
       rmSync(making, { recursive: true, force: true });
     }
   }
-  cpSync(made, persistTo, { recursive: true });
+  return made;
+}
+
+/** Gives an empty `persistTo` every migration by copying the migrated state. */
+export async function seedMigratedState(persistTo: string): Promise<void> {
+  cpSync(await ensureMigratedState(), persistTo, { recursive: true });
 }
 
 const isEmptyDir = (path: string) => !existsSync(path) || readdirSync(path).length === 0;
@@ -153,14 +162,13 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   });
   let output = "";
   // Keep the output for failure reports; npm start also shows it as it comes.
-  child.stdout.on("data", (d) => {
+  const keep = (d: Buffer, show: NodeJS.WriteStream) => {
     output += d;
-    if (options.inheritOutput) process.stdout.write(d);
-  });
-  child.stderr.on("data", (d) => {
-    output += d;
-    if (options.inheritOutput) process.stderr.write(d);
-  });
+    if (options.inheritOutput) show.write(d);
+    if (options.outputFile) appendFileSync(options.outputFile, d);
+  };
+  child.stdout.on("data", (d: Buffer) => keep(d, process.stdout));
+  child.stderr.on("data", (d: Buffer) => keep(d, process.stderr));
   const url = `http://localhost:${port}`;
   const server: DevServer = {
     url,
@@ -178,7 +186,8 @@ async function waitUntilReady(server: DevServer, timeoutMs: number): Promise<voi
   while (Date.now() < deadline) {
     const plain = server.output().replace(/\x1b\[[0-9;]*m/g, "");
     const configError = /Invalid configuration:[\s\S]*?(?=\n\s*at )/.exec(plain);
-    if (configError || /The Workers runtime failed to start/.test(server.output())) {
+    // A build error leaves wrangler waiting for the next edit: no answer will come.
+    if (configError || /The Workers runtime failed to start|Build failed with \d+ error/.test(plain)) {
       await server.stop();
       throw new Error(configError ? `The Worker refused to start. ${configError[0].replace(/\n\s*\n/g, "\n").trim()}` : `The Worker failed to start:\n${server.output()}`);
     }

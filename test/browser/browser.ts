@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Browser, type BrowserContextOptions, type Page, chromium } from "playwright-core";
 import { ROOT } from "../../scripts/lib/dev-server";
+import { TEST_PASSWORD, noteAccount } from "../e2e/harness";
 
 export const SCREENSHOTS = join(ROOT, "test-output", "browser");
 
@@ -42,9 +43,10 @@ export async function openPage(browser: Browser, options: BrowserContextOptions 
 export async function signUpInConsole(page: Page, base: string, email: string): Promise<void> {
   await page.goto(`${base}/console/signup`);
   await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill("correct horse battery");
+  await page.getByLabel("Password").fill(TEST_PASSWORD);
   await page.getByRole("button", { name: "Create account" }).click();
   await page.waitForURL(/\/console\/databases$/);
+  noteAccount(email);
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {

@@ -15,7 +15,7 @@ import { createRepository, startDevForge } from "../../scripts/dev-forge";
 import { creditAccount as creditWallet } from "../../scripts/lib/seed";
 import { dockerSocketAvailable, startDockerForwarder } from "../../scripts/lib/docker-forwarder";
 import { ConsoleSession } from "./export-helpers";
-import { E2E_OPERATOR_TOKEN, type Worker, startWorker } from "./harness";
+import { E2E_OPERATOR_TOKEN, type SharedStackInfo, TEST_PASSWORD, type Worker, noteAccount, sharedStack, startOwnWorker } from "./harness";
 
 export interface AppsStack {
   worker: Worker;
@@ -27,26 +27,53 @@ export interface AppsStack {
   stop(): Promise<void>;
 }
 
-/** `testScheduled`: GET /__scheduled on the Worker runs its cron's work at once. */
+/**
+ * `testScheduled`: GET /__scheduled on the Worker runs its cron's work at once. With no settings,
+ * a file run under vitest.e2e.config.ts gets the run's shared Worker and engine (shared-stack.ts)
+ * and a forge of its own.
+ */
 export async function startAppsStack(vars: Record<string, string> = {}, options: { testScheduled?: boolean } = {}): Promise<AppsStack> {
   if (!(await dockerSocketAvailable())) {
     throw new Error("No Docker engine answers at /var/run/docker.sock: install docker.io and start dockerd (bash .ci/run does both).");
   }
+  const shared = Object.keys(vars).length === 0 && !options.testScheduled ? await sharedStack() : null;
+  if (shared) return withForge({ worker: shared.worker, engineUrl: shared.info.engineUrl, dns: sharedDns(shared.info), close: async () => {} });
+  return withForge(await startEngineWorker(vars, options));
+}
+
+/** A Worker of its own with the machine's dockerd behind it and a DNS stand-in: an apps stack without its forge. */
+export async function startEngineWorker(
+  vars: Record<string, string> = {},
+  options: { testScheduled?: boolean; outputFile?: string } = {},
+): Promise<{ worker: Worker; engineUrl: string; dns: DevDns; close: () => Promise<void> }> {
+  const [engine, dns] = await Promise.all([startDockerForwarder(), startDevDns()]);
+  const worker = await startOwnWorker({ RUNTIME_URL: engine.url, PROBE_TIMEOUT_SECONDS: "8", DNS_RESOLVER_URL: dns.resolverUrl, ...vars }, options);
+  return { worker, engineUrl: engine.url, dns, close: async () => void (await Promise.all([engine.close(), dns.close()])) };
+}
+
+async function withForge(parts: { worker: Worker; engineUrl: string; dns: DevDns; close: () => Promise<void> }): Promise<AppsStack> {
   const forgeRoot = mkdtempSync(join(tmpdir(), "control-plane-forge-"));
-  const [engine, forge, dns] = await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot, port: 0 }), startDevDns()]);
-  const worker = await startWorker({ RUNTIME_URL: engine.url, PROBE_TIMEOUT_SECONDS: "8", DNS_RESOLVER_URL: dns.resolverUrl, ...vars }, options);
+  const forge = await startDevForge({ root: forgeRoot, port: 0 });
   return {
-    worker,
+    worker: parts.worker,
     forgeUrl: forge.url,
     forgeRoot,
-    engineUrl: engine.url,
-    dns,
+    engineUrl: parts.engineUrl,
+    dns: parts.dns,
     stop: async () => {
-      await worker.stop();
-      await Promise.all([engine.close(), forge.close(), dns.close()]);
+      await parts.worker.stop();
+      await Promise.all([parts.close(), forge.close()]);
       rmSync(forgeRoot, { recursive: true, force: true });
     },
   };
+}
+
+/** The shared stack's DNS stand-in: its address only; records are set by files with a stack of their own. */
+function sharedDns(info: SharedStackInfo): DevDns {
+  const refuse = () => {
+    throw new Error("The shared Worker's DNS stand-in takes no records from a file: give startAppsStack settings of its own (DOMAIN_RECHECK_SECONDS, ...) for a stack whose records the file sets.");
+  };
+  return { url: info.dnsUrl, resolverUrl: info.resolverUrl, set: refuse, remove: refuse, close: async () => {} };
 }
 
 /** Debian's static busybox: the one binary test images need. */
@@ -80,7 +107,8 @@ export async function creditAccount(base: string, account: string, amount: numbe
 export async function signedUp(base: string, options: { credit?: number; email?: string } = {}): Promise<ConsoleSession> {
   const session = new ConsoleSession(base);
   const email = options.email ?? `apps-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
-  await session.call("POST", "/console/api/signup", { email, password: "correct horse battery" });
+  await session.call("POST", "/console/api/signup", { email, password: TEST_PASSWORD });
+  noteAccount(email);
   const credit = options.credit ?? 100_000;
   if (credit > 0) await creditAccount(base, email, credit);
   return session;

@@ -1,16 +1,25 @@
 /**
  * End-to-end harness: a real `wrangler dev` on a free port with its own temporary state
- * directory, stopped after the suite.
+ * directory, stopped after the suite; or, for a file that asks for the Worker with no settings
+ * of its own, the run's shared one (shared-stack.ts).
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type DevServer, generateSecrets, startDevServer } from "../../scripts/lib/dev-server";
+import { generateSecrets, startDevServer } from "../../scripts/lib/dev-server";
 
-export interface Worker extends DevServer {
+/** A Worker under test: its own `wrangler dev`, or the run's shared one. */
+export interface Worker {
+  url: string;
+  port: number;
+  /** Its `--persist-to` directory (localD1, localD1Rows). */
   persistTo: string;
+  /** wrangler's output so far (the shared Worker's holds every file's requests). */
+  output: () => string;
+  /** Stops an own Worker; for the shared one, deletes the apps of the accounts this file signed up. */
+  stop: () => Promise<void>;
 }
 
 /** The operator token every end-to-end Worker runs with (operator routes, wallet credits). */
@@ -22,12 +31,44 @@ export const E2E_OPERATOR_TOKEN = "e2e-operator-token-0123456789abcdefghijkl";
  */
 export const E2E_RETIRE = { DRAIN_SECONDS: "2", STOP_GRACE_SECONDS: "2" };
 
-/** Starts the Worker with test secrets and the given variable overrides. */
+/**
+ * The environment variable naming where the shared stack's coordinator listens: set by
+ * shared-stack.ts (vitest.e2e.config.ts's globalSetup) for the test processes it starts, absent
+ * under other configs.
+ */
+export const SHARED_STACK = "E2E_SHARED_STACK";
+
+/** What the coordinator answers about the shared stack. */
+export interface SharedStackInfo {
+  url: string;
+  port: number;
+  persistTo: string;
+  outputFile: string;
+  engineUrl: string;
+  dnsUrl: string;
+  resolverUrl: string;
+}
+
+/**
+ * Starts the Worker with test secrets and the given variable overrides. With none (and no
+ * scheduled route), a file run under vitest.e2e.config.ts gets the shared Worker instead.
+ */
 export async function startWorker(vars: Record<string, string> = {}, options: { testScheduled?: boolean } = {}): Promise<Worker> {
+  if (Object.keys(vars).length === 0 && !options.testScheduled) {
+    const shared = await sharedStack();
+    if (shared) return shared.worker;
+  }
+  return startOwnWorker(vars, options);
+}
+
+/** A Worker of the caller's own, whatever the run shares. */
+export async function startOwnWorker(vars: Record<string, string> = {}, options: { testScheduled?: boolean; outputFile?: string } = {}): Promise<Worker> {
   const persistTo = mkdtempSync(join(tmpdir(), "control-plane-e2e-"));
   const server = await startDevServer({ persistTo, ...options, vars: { ...generateSecrets(), OPERATOR_TOKEN: E2E_OPERATOR_TOKEN, ALLOW_LOCAL_SOURCES: "true", ...E2E_RETIRE, ...vars } });
   return {
-    ...server,
+    url: server.url,
+    port: server.port,
+    output: server.output,
     persistTo,
     stop: async () => {
       const apps = await localD1Rows(persistTo, "SELECT id FROM apps").catch(() => []);
@@ -36,6 +77,59 @@ export async function startWorker(vars: Record<string, string> = {}, options: { 
       rmSync(persistTo, { recursive: true, force: true });
     },
   };
+}
+
+/** The password every test account is signed up with (apps-harness signedUp, browser signUpInConsole). */
+export const TEST_PASSWORD = "correct horse battery";
+
+/** Accounts this file signed up with TEST_PASSWORD: a shared Worker's stop() deletes their apps. */
+const signedUpEmails = new Set<string>();
+
+/** Notes an account this file signed up with TEST_PASSWORD. */
+export function noteAccount(email: string): void {
+  signedUpEmails.add(email);
+}
+
+/** The run's shared stack, started by the coordinator at the first ask; null outside vitest.e2e.config.ts. */
+export async function sharedStack(): Promise<{ worker: Worker; info: SharedStackInfo } | null> {
+  const coordinator = process.env[SHARED_STACK];
+  if (!coordinator) return null;
+  const res = await fetch(`${coordinator}/stack`);
+  if (!res.ok) throw new Error(`The shared Worker did not start: ${await res.text()}`);
+  const info = (await res.json()) as SharedStackInfo;
+  const worker: Worker = {
+    url: info.url,
+    port: info.port,
+    persistTo: info.persistTo,
+    output: () => readFileSync(info.outputFile, "utf8"),
+    stop: () => deleteAppsOf(info, [...signedUpEmails]),
+  };
+  return { worker, info };
+}
+
+/**
+ * Deletes, through the console as their owners, the apps of these accounts on the shared Worker,
+ * so its engine objects do not outlive the file (the engine hands out about 30 bridge networks).
+ * What a Delete refuses (a change in flight) goes when the run ends (shared-stack.ts).
+ */
+async function deleteAppsOf(info: SharedStackInfo, emails: string[]): Promise<void> {
+  if (emails.length === 0) return;
+  const quoted = emails.map((email) => `'${email.replaceAll("'", "''")}'`).join(", ");
+  const rows = await localD1Rows(info.persistTo, `SELECT u.email, a.id FROM apps a JOIN accounts u ON u.id = a.account_id WHERE u.email IN (${quoted})`);
+  for (const email of new Set(rows.map(([owner]) => owner!))) {
+    const login = await fetch(`${info.url}/console/api/login`, {
+      method: "POST",
+      headers: { Origin: info.url, "Content-Type": "application/json" },
+      body: JSON.stringify({ email, password: TEST_PASSWORD }),
+    });
+    const cookie = login.headers.get("set-cookie")?.split(";")[0];
+    await login.body?.cancel();
+    if (!login.ok || !cookie) continue;
+    for (const [, id] of rows.filter(([owner]) => owner === email)) {
+      const res = await fetch(`${info.url}/console/api/apps/${id}`, { method: "DELETE", headers: { Origin: info.url, Cookie: cookie } });
+      await res.body?.cancel();
+    }
+  }
 }
 
 /**
