@@ -1,112 +1,154 @@
-import { type Context, Hono } from "hono";
-import { appController } from "../../apps/app-controller";
-import { readDeployLog } from "../../apps/deploy-log";
-import { createApp } from "../../apps/service";
+import { type RouteHandler, createRoute, z } from "@hono/zod-openapi";
 import { AppSettingsPatch, NewAppRequest, PlanRequest } from "../../apps/settings";
-import { type AppRow, getDeploy, getOwnedApp, latestDeploy, listApps, listDeploys } from "../../apps/store";
-import { viewApp, viewDeploy } from "../../apps/views";
-import { servingInstance } from "../../apps/instance-state";
-import { planChangeBlocked } from "../../domains/service";
 import type { AppEnv } from "../../http/context";
-import { ApiError, type ErrorCode, invalid, notFound } from "../../http/errors";
-import { readJson } from "../../http/validate";
-import { repositoryProblem } from "../../source/forge";
-import { searchLogs, streamDeployLog, streamLogs } from "./logs";
-
-async function view(c: Context<AppEnv>, row: AppRow) {
-  const [latest, instance] = await Promise.all([latestDeploy(c.env, row.id), servingInstance(c.env, row, c.get("deps").now())]);
-  return viewApp(row, latest, c.get("config").APPS_DOMAIN, c.req.url, instance);
-}
-
-
-/** The address rule of source fetches under this Worker's ALLOW_LOCAL_SOURCES, checked when the address is saved. */
-function checkSource(c: Context<AppEnv>, repository: string | undefined): void {
-  const problem = repository === undefined ? null : repositoryProblem(repository, { allowLocal: c.get("config").ALLOW_LOCAL_SOURCES });
-  if (problem) throw invalid(`repository: ${problem}`);
-}
-
-/** A refusal from the controller, as the envelope. */
-function refused(result: { code: string; message: string }): never {
-  throw new ApiError(result.code as ErrorCode, result.message);
-}
-
-/** Runs a control through the app's controller and answers with the app as it is afterwards. */
-async function control(c: Context<AppEnv>, run: (app: AppRow, now: number) => Promise<{ outcome: string; code?: string; message?: string }>) {
-  const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
-  const result = await run(app, c.get("deps").now());
-  if (result.outcome === "refused") refused(result as { code: string; message: string });
-  return c.json(await view(c, await getOwnedApp(c.env, c.get("accountId")!, app.id)));
-}
+import { ApiError, invalid } from "../../http/errors";
+import { type EngineControl, appView, changePlan, createNewApp, currentView, deleteApp, listAppViews, ownedApp, runControl, saveSettings } from "../actions/apps";
+import { callerOf } from "../actions/caller";
+import type { Refusal } from "../actions/outcome";
+import { AppIdParams, AppJson, SuccessJson } from "./app-schemas";
+import { deployRoutes } from "./deploys";
+import { logRoutes } from "./logs";
+import { SIGNED_IN_REPLIES, consoleRouter, errorReply, jsonBody, jsonBodyFirst, jsonReply } from "./openapi";
+import { appFirst, requestedApp } from "./owned-app";
 
 /**
- * The console's JSON routes for apps (`/console/api/apps`). Every change to an app goes through
- * its AppController; these routes check ownership (another account's app answers 404 like a
- * missing one) and shape the replies.
+ * The console's JSON routes for apps (`/console/api/apps`), one operation each; what they do is
+ * in src/console/actions/apps.ts, shared with the pages. Every change goes through the app's
+ * AppController; another account's app answers 404 like a missing one.
  */
-export const appRoutes = new Hono<AppEnv>()
-  .get("/", async (c) => {
-    const rows = await listApps(c.env, c.get("accountId")!);
-    return c.json({ apps: await Promise.all(rows.map((row) => view(c, row))) });
-  })
-  .post("/", async (c) => {
-    const input = await readJson(c, NewAppRequest);
-    checkSource(c, input.repository);
-    const { now, uuid } = c.get("deps");
-    const created = await createApp(c.env, { ...input, accountId: c.get("accountId")!, id: uuid(), now: now() });
-    if (!created.ok) throw invalid(`${created.field}: ${created.message}`);
-    return c.json(await view(c, created.app), 201);
-  })
-  .get("/:id", async (c) => c.json(await view(c, await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")))))
-  .patch("/:id", async (c) => {
-    const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
-    const input = await readJson(c, AppSettingsPatch);
-    checkSource(c, input.repository);
-    const saved = await appController(c.env, app.id).changeSettings({ appId: app.id, settings: input, now: c.get("deps").now() });
-    if ("outcome" in saved) refused(saved);
-    else if (!saved.ok) throw invalid(`${saved.field}: ${saved.message}`);
-    return c.json(await view(c, await getOwnedApp(c.env, c.get("accountId")!, app.id)));
-  })
-  .delete("/:id", async (c) => {
-    const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
-    const result = await appController(c.env, app.id).delete({ appId: app.id, now: c.get("deps").now() });
-    if (result.outcome === "refused") refused(result);
-    return c.json({ success: true });
-  })
-  .post("/:id/deploy", async (c) => {
-    const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
-    const { now, uuid } = c.get("deps");
-    const result = await appController(c.env, app.id).deploy({ appId: app.id, deployId: uuid(), now: now() });
-    if (result.outcome === "refused") refused(result);
-    const deploy = await getDeploy(c.env, app.id, result.deployId);
-    return c.json({ deploy: deploy ? viewDeploy(deploy, app) : { id: result.deployId, status: "building" } }, 202);
-  })
-  .post("/:id/stop", (c) => control(c, (app, now) => appController(c.env, app.id).stop({ appId: app.id, now })))
-  .post("/:id/start", (c) => control(c, (app, now) => appController(c.env, app.id).start({ appId: app.id, now })))
-  .post("/:id/restart", (c) => control(c, (app, now) => appController(c.env, app.id).restart({ appId: app.id, now })))
-  .post("/:id/plan", async (c) => {
-    const { plan } = await readJson(c, PlanRequest);
-    return control(c, async (app, now) => (await planChangeBlocked(c.env, app.id, plan)) ?? appController(c.env, app.id).changePlan({ appId: app.id, plan, now }));
-  })
-  .get("/:id/logs", searchLogs)
-  .get("/:id/logs/stream", streamLogs)
-  .get("/:id/deploys", async (c) => {
-    const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
-    return c.json({ deploys: (await listDeploys(c.env, app.id)).map((deploy) => viewDeploy(deploy, app)) });
-  })
-  .post("/:id/deploys/:deployId/rollback", async (c) => {
-    const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
-    const target = await getDeploy(c.env, app.id, c.req.param("deployId"));
-    if (!target) throw notFound("No deploy with this id exists for this app.");
-    const { now, uuid } = c.get("deps");
-    const result = await appController(c.env, app.id).rollback({ appId: app.id, targetId: target.id, deployId: uuid(), now: now() });
-    if (result.outcome === "refused") refused(result);
-    const [deploy, current] = await Promise.all([getDeploy(c.env, app.id, result.deployId), getOwnedApp(c.env, c.get("accountId")!, app.id)]);
-    return c.json({ deploy: deploy ? viewDeploy(deploy, current) : { id: result.deployId, status: "starting" } }, 202);
-  })
-  .get("/:id/deploys/:deployId/log/stream", streamDeployLog)
-  .get("/:id/deploys/:deployId/log", async (c) => {
-    const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
-    const deploy = await getDeploy(c.env, app.id, c.req.param("deployId"));
-    if (!deploy) throw notFound("No deploy with this id exists for this app.");
-    return c.body(await readDeployLog(c.env.LOGS, app.id, deploy.id), 200, { "Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store" });
+
+const TAGS = ["Apps"];
+const NOT_FOUND = { 404: errorReply("No app with this id in your account (another account's answers the same).", ["NOT_FOUND"]) };
+const REFUSED = errorReply("The controller refused: another change is in flight, or the app's state does not allow it.", ["CHANGE_IN_FLIGHT", "INVALID_STATE", "DELETE_FAILED"]);
+const ENGINE = { 502: errorReply("The new instance did not start.", ["LAUNCH_FAILED"]), 503: errorReply("The engine is not reachable or has no room.", ["ENGINE_UNAVAILABLE", "INSUFFICIENT_CAPACITY"]) };
+const appReply = (description: string) => ({ 200: jsonReply(AppJson, description), ...NOT_FOUND, ...SIGNED_IN_REPLIES });
+
+/** A refusal as its error reply; one naming a field is 400 INVALID_REQUEST `field: message`, as these routes have always said. */
+function refusal(result: Refusal): never {
+  throw result.field ? invalid(`${result.field}: ${result.message}`) : new ApiError(result.code, result.message);
+}
+
+const listRoute = createRoute({
+  method: "get",
+  path: "/",
+  operationId: "listApps",
+  tags: TAGS,
+  summary: "The account's apps",
+  responses: { 200: jsonReply(z.object({ apps: z.array(AppJson) }), "Every app of the account."), ...SIGNED_IN_REPLIES },
+});
+
+const createAppRoute = createRoute({
+  method: "post",
+  path: "/",
+  operationId: "createApp",
+  tags: TAGS,
+  summary: "Create an app (not deployed)",
+  middleware: [jsonBodyFirst] as const,
+  request: { body: jsonBody(NewAppRequest, "The app's name and source; branch, paths, subdomain and plan have defaults.") },
+  responses: { 201: jsonReply(AppJson, "Created; press Deploy to build it."), 400: errorReply("A field is refused, or the subdomain is taken or held.", ["INVALID_REQUEST"]), ...SIGNED_IN_REPLIES },
+});
+
+const getRoute = createRoute({ method: "get", path: "/{id}", operationId: "getApp", tags: TAGS, summary: "One app", request: { params: AppIdParams }, responses: appReply("The app.") });
+
+const updateRoute = createRoute({
+  method: "patch",
+  path: "/{id}",
+  operationId: "updateApp",
+  tags: TAGS,
+  summary: "Change an app's settings",
+  description: "An absent field stays as it is; the source settings are used from the next deploy.",
+  middleware: [appFirst, jsonBodyFirst] as const,
+  request: { params: AppIdParams, body: jsonBody(AppSettingsPatch, "At least one setting: name, repository, branch, root_directory, dockerfile_path, subdomain, health_check, source_token.") },
+  responses: { ...appReply("The app with its new settings."), 400: errorReply("A field is refused, or the subdomain is taken, held or fixed.", ["INVALID_REQUEST"]), 409: REFUSED },
+});
+
+const deleteRoute = createRoute({
+  method: "delete",
+  path: "/{id}",
+  operationId: "deleteApp",
+  tags: TAGS,
+  summary: "Delete an app",
+  request: { params: AppIdParams },
+  responses: { 200: jsonReply(SuccessJson, "Deleted: its address no longer answers."), ...NOT_FOUND, 409: REFUSED, ...SIGNED_IN_REPLIES },
+});
+
+const controlRoute = (control: EngineControl, summary: string) =>
+  createRoute({
+    method: "post",
+    path: `/{id}/${control}`,
+    operationId: `${control}App`,
+    tags: TAGS,
+    summary,
+    request: { params: AppIdParams },
+    responses: { ...appReply("The app afterwards."), 402: errorReply("Not enough credit to start.", ["INSUFFICIENT_FUNDS"]), 409: REFUSED, ...ENGINE },
   });
+
+const planRoute = createRoute({
+  method: "post",
+  path: "/{id}/plan",
+  operationId: "changePlan",
+  tags: TAGS,
+  summary: "Change an app's plan",
+  description: "A running app moves to a new instance with the plan's limits; any other only records the plan.",
+  middleware: [jsonBodyFirst] as const,
+  request: { params: AppIdParams, body: jsonBody(PlanRequest, "The new plan.") },
+  responses: {
+    ...appReply("The app on its new plan."),
+    400: errorReply("Not a plan.", ["INVALID_REQUEST"]),
+    402: errorReply("Not enough credit.", ["INSUFFICIENT_FUNDS"]),
+    403: errorReply("The plan does not allow the app's custom domains (or no CSRF token).", ["PLAN_REQUIRED", "CSRF_REJECTED"]),
+    409: REFUSED,
+    ...ENGINE,
+  },
+});
+
+/** Stop, Start or Restart: the app as it is afterwards. */
+function controlHandler(control: EngineControl): RouteHandler<ReturnType<typeof controlRoute>, AppEnv> {
+  return async (c) => {
+    const caller = callerOf(c);
+    const app = await ownedApp(caller, c.req.param("id")!);
+    const done = await runControl(caller, app, control);
+    if (!done.ok) refusal(done);
+    return c.json(await currentView(caller, app.id), 200);
+  };
+}
+
+export const appRoutes = consoleRouter()
+  .openapi(listRoute, async (c) => c.json({ apps: await listAppViews(callerOf(c)) }, 200))
+  .openapi(createAppRoute, async (c) => {
+    const caller = callerOf(c);
+    const created = await createNewApp(caller, c.req.valid("json"));
+    if (!created.ok) refusal(created);
+    return c.json(await appView(caller, created.app), 201);
+  })
+  .openapi(getRoute, async (c) => {
+    const caller = callerOf(c);
+    return c.json(await appView(caller, await ownedApp(caller, c.req.valid("param").id)), 200);
+  })
+  .openapi(updateRoute, async (c) => {
+    const caller = callerOf(c);
+    const app = await requestedApp(c);
+    const saved = await saveSettings(caller, app, c.req.valid("json"));
+    if (!saved.ok) refusal(saved);
+    return c.json(await currentView(caller, app.id), 200);
+  })
+  .openapi(deleteRoute, async (c) => {
+    const caller = callerOf(c);
+    const deleted = await deleteApp(caller, await ownedApp(caller, c.req.valid("param").id));
+    if (!deleted.ok) refusal(deleted);
+    return c.json({ success: true as const }, 200);
+  })
+  .openapi(planRoute, async (c) => {
+    const caller = callerOf(c);
+    const { plan } = c.req.valid("json");
+    const app = await ownedApp(caller, c.req.valid("param").id);
+    const changed = await changePlan(caller, app, plan);
+    if (!changed.ok) refusal(changed);
+    return c.json(await currentView(caller, app.id), 200);
+  });
+
+appRoutes.openapi(controlRoute("stop", "Stop an app"), controlHandler("stop"));
+appRoutes.openapi(controlRoute("start", "Start a stopped app"), controlHandler("start"));
+appRoutes.openapi(controlRoute("restart", "Restart an app's process"), controlHandler("restart"));
+appRoutes.route("/", logRoutes);
+appRoutes.route("/", deployRoutes);

@@ -1,114 +1,82 @@
+import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { getDeploy, getOwnedApp } from "../../apps/store";
 import type { AppEnv } from "../../http/context";
-import { ApiError, invalid, notFound } from "../../http/errors";
-import { describeIssues } from "../../http/validate";
-import { appLogs } from "../../logs/app-logs";
-import { parseLogId } from "../../logs/cursor";
-import { liveLogs } from "../../logs/live-logs";
-import { LogQuery, toSearch } from "../../logs/query";
-import { relayStream, retryLaterStream } from "../../logs/sse";
-import { LEASE_RENEW_MS, logStreamLeases } from "../../logs/stream-leases";
-import { deployLogEventStream } from "../../logs/deploy-stream";
-import { runtimeFor } from "../../runtime";
-
-/** `GET /console/api/apps/{id}/logs?since=&until=&q=&limit=` -> `{lines: [{at, stream, text}]}`, oldest first. */
-export async function searchLogs(c: Context<AppEnv>) {
-  const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
-  const parsed = LogQuery.safeParse(c.req.query());
-  if (!parsed.success) throw invalid(describeIssues(parsed.error));
-  const lines = await appLogs(c.env, app.id).search(app.id, toSearch(parsed.data));
-  return c.json({ lines }, 200, { "Cache-Control": "no-store" });
-}
+import { callerOf } from "../actions/caller";
+import { type KeepAlive, openLogStream, searchAppLogs } from "../actions/logs";
+import { AppIdParams } from "./app-schemas";
+import { SSE_HEADERS } from "./deploys";
+import { NO_STORE, SIGNED_IN_REPLIES, consoleRouter, errorReply, jsonReply } from "./openapi";
+import { requestedApp } from "./owned-app";
 
 /**
- * `GET /console/api/apps/{id}/logs/stream`: the serving instance's output as SSE. Every viewer of
- * one instance shares one engine `logs?follow=1`, held by the instance's LiveLogs object
- * (src/logs/live-logs.ts), which gives this viewer its stream. `Last-Event-ID` (header, or
- * `last_event_id` for a page that reopens the stream itself) resumes after that line. The stream
- * ends when the instance stops or is replaced; the client's reconnect then follows the new one.
- * An account has at most LOG_STREAMS_PER_ACCOUNT streams open at once (stream-leases.ts): one
- * more is 429.
+ * The console's JSON routes for an app's output (`/console/api/apps/{id}/logs`): search, and the
+ * live stream. What they do is in src/console/actions/logs.ts, shared with the Logs tab.
  */
-export async function streamLogs(c: Context<AppEnv>) {
-  const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
-  const resume = parseLogId(c.req.header("Last-Event-ID") ?? c.req.query("last_event_id"));
-  // Someone is watching: make sure the app's output is kept too.
-  keepAlive(c, appLogs(c.env, app.id).watch(app.id).catch(() => undefined));
-  let body: ReadableStream<Uint8Array> | null = null;
-  if (app.instanceId && runtimeFor(c.env)?.logLines) {
-    const lease = await takeStreamLease(c);
-    const object = liveLogs(c.env, app.id, app.instanceId);
-    const viewer = c.get("deps").uuid();
-    const live = await object.stream({ appId: app.id, instanceId: app.instanceId, viewer, resume }).catch((err: unknown) => {
-      lease.release();
-      throw err;
-    });
-    const leave = () => {
-      lease.release();
-      keepAlive(c, object.leave({ viewer }).catch(() => undefined));
-    };
-    if (live) body = relayStream(live, leave);
-    else lease.release();
-  }
-  return c.body(body ?? retryLaterStream(), 200, SSE_HEADERS);
-}
 
-/** Lets `promise` finish after the response (if it is lost, what it does also happens later by itself). */
-function keepAlive(c: Context<AppEnv>, promise: Promise<unknown>): void {
-  try {
-    c.executionCtx.waitUntil(promise);
-  } catch {
-    // No execution context (a direct call in tests): the promise runs on its own.
-  }
-}
+const TAGS = ["Logs"];
+const NOT_FOUND = { 404: errorReply("No app with this id in your account.", ["NOT_FOUND"]) };
 
-// Proxies such as nginx would otherwise hold the events back (X-Accel-Buffering).
-const SSE_HEADERS = { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store", "X-Accel-Buffering": "no" };
+// The query is read by the action after the app is found (a 404 answers before a bad query's 400),
+// so these only document it.
+const SearchQuery = z.object({
+  since: z.string().optional().openapi({ description: "ISO 8601 time (UTC): lines from then on." }),
+  until: z.string().optional().openapi({ description: "ISO 8601 time (UTC): lines up to then; not before `since`." }),
+  q: z.string().optional().openapi({ description: "Text the line contains (at most 200 characters)." }),
+  limit: z.string().optional().openapi({ description: "At most this many lines, 1 to 1000." }),
+});
 
-interface StreamLease {
-  release(): void;
-}
+const LogLineJson = z.object({ at: z.number().int().openapi({ description: "Milliseconds since the epoch." }), stream: z.enum(["stdout", "stderr"]), text: z.string() });
 
-/**
- * A slot among the account's LOG_STREAMS_PER_ACCOUNT live streams, renewed every LEASE_RENEW_MS
- * while the stream lasts (the timer lives with this request: if its isolate dies, the lease
- * lapses by itself), or 429 when every slot is held.
- */
-async function takeStreamLease(c: Context<AppEnv>): Promise<StreamLease> {
-  const leases = logStreamLeases(c.env, c.get("accountId")!);
-  const leaseId = c.get("deps").uuid();
-  const limit = c.get("config").LOG_STREAMS_PER_ACCOUNT;
-  const taken = await leases.acquire({ leaseId, now: c.get("deps").now(), limit });
-  if (!taken.allowed) {
-    const wait = taken.retryAfterSeconds;
-    throw new ApiError("RATE_LIMIT_EXCEEDED", `This account already has ${limit} live log streams open, the most at once. Close one (another tab or window) or try again in ${wait} second${wait === 1 ? "" : "s"}.`, {
-      headers: { "Retry-After": String(wait) },
-    });
-  }
-  const renewal = setInterval(() => void leases.renew({ leaseId, now: c.get("deps").now() }).catch(() => undefined), LEASE_RENEW_MS);
-  let released = false;
-  return {
-    release() {
-      if (released) return;
-      released = true;
-      clearInterval(renewal);
-      // Given back while the request's context still lives (if this is lost, the lease lapses).
-      keepAlive(c, leases.release({ leaseId }).catch(() => undefined));
-    },
+const searchRoute = createRoute({
+  method: "get",
+  path: "/{id}/logs",
+  operationId: "searchLogs",
+  tags: TAGS,
+  summary: "Search an app's output",
+  request: { params: AppIdParams, query: SearchQuery },
+  responses: {
+    200: jsonReply(z.object({ lines: z.array(LogLineJson) }), "The lines found, oldest first.", NO_STORE),
+    400: errorReply("A query parameter is refused (named).", ["INVALID_REQUEST"]),
+    ...NOT_FOUND,
+    ...SIGNED_IN_REPLIES,
+  },
+});
+
+const streamRoute = createRoute({
+  method: "get",
+  path: "/{id}/logs/stream",
+  operationId: "streamLogs",
+  tags: TAGS,
+  summary: "The serving instance's output, live",
+  description: "Server-sent events, one line each; `Last-Event-ID` (or `last_event_id`) resumes after that line. The stream ends when the instance stops or is replaced.",
+  request: { params: AppIdParams, query: z.object({ last_event_id: z.string().optional().openapi({ description: "Resume after this line (for a page that reopens the stream itself)." }) }) },
+  responses: {
+    200: { description: "The output as it comes.", headers: NO_STORE, content: { "text/event-stream": { schema: z.string() } } },
+    ...NOT_FOUND,
+    429: errorReply("The account has its most live log streams open; `Retry-After` says when to try again.", ["RATE_LIMIT_EXCEEDED"]),
+    ...SIGNED_IN_REPLIES,
+  },
+});
+
+/** Lets a promise finish after the reply (if it is lost, what it does also happens later by itself). */
+function keepAliveOf(c: Context<AppEnv>): KeepAlive {
+  return (promise) => {
+    try {
+      c.executionCtx.waitUntil(promise);
+    } catch {
+      // No execution context (a direct call in tests): the promise runs on its own.
+    }
   };
 }
 
-
-/** `GET /console/api/apps/{id}/deploys/{deploy_id}/log/stream`: the deploy's log, line by line, while it runs. */
-export async function streamDeployLog(c: Context<AppEnv>) {
-  const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
-  const deployId = c.req.param("deployId")!;
-  if (!(await getDeploy(c.env, app.id, deployId))) throw notFound("No deploy with this id exists for this app.");
-  const running = async () => {
-    const status = (await getDeploy(c.env, app.id, deployId))?.status;
-    return status === "building" || status === "starting";
-  };
-  const resume = c.req.header("Last-Event-ID") ?? c.req.query("last_event_id") ?? null;
-  return c.body(deployLogEventStream({ bucket: c.env.LOGS, appId: app.id, deployId, running, resume }), 200, SSE_HEADERS);
-}
+export const logRoutes = consoleRouter()
+  .openapi(searchRoute, async (c) => {
+    const app = await requestedApp(c);
+    const lines = await searchAppLogs(callerOf(c), app, c.req.query());
+    return c.json({ lines }, 200, { "Cache-Control": "no-store" });
+  })
+  .openapi(streamRoute, async (c) => {
+    const app = await requestedApp(c);
+    const resume = c.req.header("Last-Event-ID") ?? c.req.query("last_event_id");
+    return c.body(await openLogStream(callerOf(c), app, resume, keepAliveOf(c)), 200, SSE_HEADERS);
+  });

@@ -53,7 +53,7 @@ export const jsonBodyFirst: MiddlewareHandler<AppEnv> = async function jsonBodyF
 
 /** An operation's required JSON body. */
 export function jsonBody<S extends z.ZodType>(schema: S, description: string) {
-  return { required: true, description, content: { "application/json": { schema } } };
+  return { required: true as const, description, content: { "application/json": { schema } } };
 }
 
 /** A JSON reply. */

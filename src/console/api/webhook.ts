@@ -1,14 +1,27 @@
-import { Hono } from "hono";
-import { getOwnedApp } from "../../apps/store";
-import type { AppEnv } from "../../http/context";
-import { rotateWebhookSecret } from "../../webhooks/secret";
+import { createRoute, z } from "@hono/zod-openapi";
+import { ownedApp } from "../actions/apps";
+import { callerOf } from "../actions/caller";
+import { newWebhookSecret } from "../actions/webhook";
+import { AppIdParams } from "./app-schemas";
+import { NO_STORE, SIGNED_IN_REPLIES, consoleRouter, errorReply, jsonReply } from "./openapi";
 
-/**
- * `POST /console/api/apps/{id}/webhook/rotate` -> `{url, secret}`: a new webhook secret for deploy
- * on push, shown this once (the app JSON shows only `webhook: {url, secret_set}`); the previous
- * secret stops verifying at once.
- */
-export const webhookSecretRoutes = new Hono<AppEnv>().post("/:id/webhook/rotate", async (c) => {
-  const app = await getOwnedApp(c.env, c.get("accountId")!, c.req.param("id"));
-  return c.json(await rotateWebhookSecret(c.env, app, c.req.url), 200, { "Cache-Control": "no-store" });
+const rotateRoute = createRoute({
+  method: "post",
+  path: "/{id}/webhook/rotate",
+  operationId: "rotateWebhookSecret",
+  tags: ["Deploy on push"],
+  summary: "Make a new webhook secret",
+  description: "The secret is shown this once (the app JSON shows only `webhook: {url, secret_set}`); the previous one stops verifying at once.",
+  request: { params: AppIdParams },
+  responses: {
+    200: jsonReply(z.object({ url: z.string(), secret: z.string() }), "The webhook's address and its new secret.", NO_STORE),
+    404: errorReply("No app with this id in your account.", ["NOT_FOUND"]),
+    ...SIGNED_IN_REPLIES,
+  },
+});
+
+/** `POST /console/api/apps/{id}/webhook/rotate` -> `{url, secret}`: a new webhook secret for deploy on push (src/console/actions/webhook.ts). */
+export const webhookSecretRoutes = consoleRouter().openapi(rotateRoute, async (c) => {
+  const caller = callerOf(c);
+  return c.json(await newWebhookSecret(caller, await ownedApp(caller, c.req.valid("param").id)), 200, { "Cache-Control": "no-store" });
 });

@@ -1,14 +1,17 @@
 import { type Context, Hono } from "hono";
-import { servingInstance } from "../../apps/instance-state";
-import { type AppRow, getOwnedApp, latestDeploy, listDeploys } from "../../apps/store";
-import { viewApp, viewDeploy } from "../../apps/views";
+import type { AppRow } from "../../apps/store";
+import type { AppView } from "../../apps/views";
 import { addRefusal } from "../../domains/refusals";
-import { expiryNotes, viewAppDomains } from "../../domains/service";
-import { readEnv } from "../../envvars/store";
+import { expiryNotes } from "../../domains/service";
 import type { AppEnv } from "../../http/context";
+import { type AppSettings, appView, ownedApp as ownedAppOf, saveSettings } from "../actions/apps";
+import { callerOf } from "../actions/caller";
+import { deployViews } from "../actions/deploys";
+import { listDomains } from "../actions/domains";
+import { readVariables } from "../actions/env";
 import { DeploysPage, DomainsPage, EnvironmentPage, LogsPage, type SettingsForms, SettingsPage, type TabBase } from "./app-tab-views";
 import type { EnvPasteForm, EnvRowsForm } from "./env-section";
-import { takeFlash } from "./flash";
+import { setFlash, takeFlash } from "./flash";
 import { loadViewer, render } from "./layout";
 import { logsSectionProps } from "./logs-section";
 
@@ -18,13 +21,10 @@ type Status = 200 | 400 | 403 | 409;
 export const appPath = (id: string) => `/console/apps/${id}`;
 
 /** The signed-in viewer's app (another account's answers 404 like a missing one). */
-export const ownedApp = (c: Page) => getOwnedApp(c.env, c.get("accountId")!, c.req.param("id")!);
+export const ownedApp = (c: Page): Promise<AppRow> => ownedAppOf(callerOf(c), c.req.param("id")!);
 
 /** The app as its pages show it; `withInstance` also asks the engine how the serving instance is (the Overview and the list). */
-export async function viewOf(c: Page, row: AppRow, withInstance = true) {
-  const [latest, instance] = await Promise.all([latestDeploy(c.env, row.id), withInstance ? servingInstance(c.env, row, c.get("deps").now()) : null]);
-  return viewApp(row, latest, c.get("config").APPS_DOMAIN, c.req.url, instance);
-}
+export const viewOf = (c: Page, row: AppRow, withInstance = true): Promise<AppView> => appView(callerOf(c), row, withInstance);
 
 /** What every tab starts from; the flash is taken only by a page a redirect led to (a GET). */
 async function tabBase(c: Page, row: AppRow): Promise<TabBase> {
@@ -34,7 +34,7 @@ async function tabBase(c: Page, row: AppRow): Promise<TabBase> {
 
 /** The Environment tab: the variables as saved, or the forms as typed with their messages. */
 export async function renderEnvironment(c: Page, row: AppRow, form: { rows?: EnvRowsForm; paste?: EnvPasteForm } = {}, status: Status = 200) {
-  const saved = form.rows ? null : await readEnv(c.env, row.id);
+  const saved = form.rows ? null : await readVariables(callerOf(c), row);
   const rows = form.rows ?? { version: saved?.version ?? 0, rows: saved?.variables ?? [] };
   return render(c, <EnvironmentPage {...await tabBase(c, row)} rows={rows} paste={form.paste} />, status);
 }
@@ -45,7 +45,7 @@ export async function renderDomains(c: Page, row: AppRow, form: { hostname?: str
   // Why a domain cannot be added now (plan, app not running), said before anyone tries.
   const blocked = addRefusal({ appStatus: row.status, plan: row.plan, domainCount: 0, hostnameTaken: false });
   const domains = {
-    domains: await viewAppDomains(c.env, row),
+    domains: await listDomains(callerOf(c), row),
     provider: config.HOSTNAME_PROVIDER,
     recheckSeconds: config.DOMAIN_RECHECK_SECONDS,
     expired: await expiryNotes(c.env, row.id, c.get("deps").now()),
@@ -62,13 +62,25 @@ export async function renderSettings(c: Page, row: AppRow, forms: SettingsForms 
 }
 
 /**
+ * Saves a form of the Settings tab through the app's controller: its field's refusal is shown
+ * under the field (a taken or fixed subdomain 409, a refused repository 400), the controller's
+ * refusal (CHANGE_IN_FLIGHT, ...) and the notice come back as a flash.
+ */
+export async function saveSettingsForm(c: Page, row: AppRow, settings: AppSettings, form: { values: Record<string, string>; notice: string; back: string }) {
+  const saved = await saveSettings(callerOf(c), row, settings);
+  if (!saved.ok && saved.field) return renderSettings(c, row, { values: form.values, errors: { [saved.field]: saved.message } }, saved.code === "CONFLICT" ? 409 : 400);
+  await setFlash(c, saved.ok ? { notice: form.notice } : { error: saved.message });
+  return c.redirect(form.back, 303);
+}
+
+/**
  * The app's tabs besides Overview (in app-pages) and Metrics (in metrics-page), under
  * /console/apps: plain pages, so every one works without script and has its own URL.
  */
 export const appTabPages = new Hono<AppEnv>()
   .get("/:id/deploys", async (c) => {
     const row = await ownedApp(c);
-    const deploys = (await listDeploys(c.env, row.id)).map((deploy) => viewDeploy(deploy, row));
+    const deploys = await deployViews(callerOf(c), row);
     return render(c, <DeploysPage {...await tabBase(c, row)} deploys={deploys} />);
   })
   .get("/:id/logs", async (c) => {

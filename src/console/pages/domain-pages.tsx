@@ -1,11 +1,10 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { addDomain, removeDomain, verifyDomain, verifyWait, verifyWaitMessage } from "../../domains/service";
-import { getDomain } from "../../domains/store";
 import { DOMAIN_BADGES } from "../../domains/states";
 import type { AppEnv } from "../../http/context";
-import { ERROR_STATUS, notFound } from "../../http/errors";
-import { NO_SUCH_DOMAIN } from "../api/domains";
+import { ERROR_STATUS } from "../../http/errors";
+import { callerOf } from "../actions/caller";
+import { addCustomDomain, ownedDomain as ownedDomainOf, removeCustomDomain, verifyNow } from "../actions/domains";
 import { ownedApp, renderDomains } from "./app-tab-pages";
 import { Csrf } from "./components";
 import { setFlash } from "./flash";
@@ -20,9 +19,7 @@ const domainsPath = (appId: string) => `/console/apps/${appId}/domains`;
 
 async function ownedDomain(c: Page) {
   const app = await ownedApp(c);
-  const domain = await getDomain(c.env, app.id, c.req.param("hostname")!);
-  if (!domain) throw notFound(NO_SUCH_DOMAIN);
-  return { app, domain };
+  return { app, domain: await ownedDomainOf(callerOf(c), app, c.req.param("hostname")!) };
 }
 
 /** The confirmation page of Remove, naming the hostname and what happens. */
@@ -59,23 +56,22 @@ export const domainPages = new Hono<AppEnv>()
     const app = await ownedApp(c);
     const form = await readForm(c, HostnameForm);
     const hostname = form.ok ? form.data.hostname : (form.values.hostname ?? "");
-    const { now, uuid } = c.get("deps");
-    const added = await addDomain(c.env, { app, hostname, id: uuid(), now: now() });
+    const added = await addCustomDomain(callerOf(c), app, hostname);
     if (!added.ok) {
       return renderDomains(c, app, { hostname, error: added.message }, ERROR_STATUS[added.code] as 400 | 403 | 409);
     }
     const every = c.get("config").DOMAIN_RECHECK_SECONDS;
-    await setFlash(c, { notice: `${added.domain.hostname} added. Create the DNS record shown for it; it is checked every ${every} seconds.` });
+    await setFlash(c, { notice: `${added.row.hostname} added. Create the DNS record shown for it; it is checked every ${every} seconds.` });
     return c.redirect(domainsPath(app.id), 303);
   })
   .post("/:id/domains/:hostname/verify", async (c) => {
     const { app, domain } = await ownedDomain(c);
-    const wait = await verifyWait(c.env, { accountId: c.get("accountId")!, domainId: domain.id, now: c.get("deps").now() });
-    if (wait > 0) {
-      await setFlash(c, { error: `${domain.hostname}: ${verifyWaitMessage(wait)}` });
+    const verified = await verifyNow(callerOf(c), app, domain);
+    if (!verified.ok) {
+      await setFlash(c, { error: `${domain.hostname}: ${verified.message}` });
       return c.redirect(domainsPath(app.id), 303);
     }
-    const checked = await verifyDomain(c.env, domain);
+    const checked = verified.row;
     const badge = DOMAIN_BADGES[checked.status];
     await setFlash(
       c,
@@ -91,7 +87,7 @@ export const domainPages = new Hono<AppEnv>()
   })
   .post("/:id/domains/:hostname/remove", async (c) => {
     const { app, domain } = await ownedDomain(c);
-    await removeDomain(c.env, domain);
+    await removeCustomDomain(callerOf(c), domain);
     await setFlash(c, { notice: `${domain.hostname} removed. It no longer answers for this app.` });
     return c.redirect(domainsPath(app.id), 303);
   });

@@ -1,14 +1,13 @@
 import { Hono } from "hono";
-import { appController } from "../../apps/app-controller";
-import { type AppRow, latestDeploy } from "../../apps/store";
-import { viewApp } from "../../apps/views";
+import type { AppRow } from "../../apps/store";
 import type { PasteMode } from "../../envvars/diff";
-import { planPaste } from "../../envvars/edit";
-import { type EnvVariable, validateVariables } from "../../envvars/rules";
-import { ENV_CHANGED_MESSAGE, type EnvEffect, type EnvSaveResult } from "../../envvars/save";
-import { readEnv } from "../../envvars/store";
+import type { EnvVariable } from "../../envvars/rules";
+import type { EnvEffect } from "../../envvars/save";
 import type { AppEnv } from "../../http/context";
-import { type Page, appPath, ownedApp, renderEnvironment } from "./app-tab-pages";
+import { callerOf } from "../actions/caller";
+import { type InvalidRows, planVariablesPaste, saveVariables, storeVariables } from "../actions/env";
+import type { Outcome } from "../actions/outcome";
+import { type Page, appPath, ownedApp, renderEnvironment, viewOf } from "./app-tab-pages";
 import { EnvPreviewPage, type EnvPasteForm } from "./env-section";
 import { setFlash } from "./flash";
 import { loadViewer, render } from "./layout";
@@ -38,17 +37,18 @@ function savedNotice(app: AppRow, effect: EnvEffect): string {
   return "Environment variables saved. They are used from the first deploy.";
 }
 
-/** Saves through the app's controller and goes back to the Environment tab with the outcome. */
-async function saveAndReturn(c: Page, app: AppRow, version: number, variables: EnvVariable[]) {
-  const result: EnvSaveResult = await appController(c.env, app.id).saveEnv({ appId: app.id, version, variables, now: c.get("deps").now() });
-  await setFlash(c, result.outcome === "refused" ? { section: "environment", error: result.message } : { section: "environment", notice: savedNotice(app, result.effect) });
+/** Back to the Environment tab with what the save did, or why it was refused. */
+async function backToTab(c: Page, app: AppRow, saved: Outcome<{ effect: EnvEffect }>) {
+  await setFlash(c, saved.ok ? { section: "environment", notice: savedNotice(app, saved.effect) } : { section: "environment", error: saved.message });
   return c.redirect(sectionPath(app.id), 303);
 }
 
 async function preview(c: Page, app: AppRow, props: { version: number; paste: EnvPasteForm; diff: Parameters<typeof EnvPreviewPage>[0]["diff"]; confirmError?: string }, status: 200 | 400) {
-  const view = viewApp(app, await latestDeploy(c.env, app.id), c.get("config").APPS_DOMAIN, c.req.url);
-  return render(c, <EnvPreviewPage viewer={await loadViewer(c)} app={view} {...props} />, status);
+  return render(c, <EnvPreviewPage viewer={await loadViewer(c)} app={await viewOf(c, app, false)} {...props} />, status);
 }
+
+/** Rows that break a rule, by row, as the rows form shows them. */
+const byRow = (invalid: InvalidRows) => Object.fromEntries(invalid.errors.map((e) => [e.row, e.messages]));
 
 /**
  * The Environment tab's forms (issue 14), under /console/apps. The rows form saves the whole
@@ -71,30 +71,24 @@ export const envPages = new Hono<AppEnv>()
     if (fields.action === "add") {
       return renderEnvironment(c, app, { rows: { version, rows: [...rows, { key: "", value: "" }] } });
     }
-    const errors = validateVariables(rows);
-    if (errors.length > 0) {
-      const byRow = Object.fromEntries(errors.map((e) => [e.row, e.messages]));
-      return renderEnvironment(c, app, { rows: { version, rows, errors: byRow } }, 400);
-    }
-    return saveAndReturn(c, app, version, rows);
+    const saved = await saveVariables(callerOf(c), app, version, rows);
+    if (!saved.ok && "errors" in saved) return renderEnvironment(c, app, { rows: { version, rows, errors: byRow(saved) } }, 400);
+    return backToTab(c, app, saved);
   })
   .post("/:id/env/paste", async (c) => {
     const app = await ownedApp(c);
     const fields = await formFields(c);
     const version = versionOf(fields);
     const paste: EnvPasteForm = { text: fields.text ?? "", mode: (fields.mode === "replace" ? "replace" : "merge") as PasteMode };
-    const current = await readEnv(c.env, app.id);
-    if (!current || current.version !== version) {
-      await setFlash(c, { section: "environment", error: ENV_CHANGED_MESSAGE });
-      return c.redirect(sectionPath(app.id), 303);
-    }
-    const plan = planPaste(current.variables, { ...paste, confirm: fields.confirm?.trim() });
+    const planned = await planVariablesPaste(callerOf(c), app, { version, ...paste, confirm: fields.confirm?.trim() });
+    if (!planned.ok) return backToTab(c, app, planned);
+    const { set, plan } = planned;
     if (plan.kind === "invalid") {
-      return renderEnvironment(c, app, { rows: { version: current.version, rows: current.variables }, paste: { ...paste, errors: plan.errors } }, 400);
+      return renderEnvironment(c, app, { rows: { version: set.version, rows: set.variables }, paste: { ...paste, errors: plan.errors } }, 400);
     }
     if (fields.step !== "save") return preview(c, app, { version, paste, diff: plan.diff }, 200);
     if (plan.kind === "needs_confirmation") {
       return preview(c, app, { version, paste, diff: plan.diff, confirmError: "Type REPLACE in capital letters to delete these variables." }, 400);
     }
-    return saveAndReturn(c, app, version, plan.next);
+    return backToTab(c, app, await storeVariables(callerOf(c), app, version, plan.next));
   });

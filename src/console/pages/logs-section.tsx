@@ -1,12 +1,8 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../http/context";
-import { describeIssues } from "../../http/validate";
-import { appLogs } from "../../logs/app-logs";
-import { LogQuery, toSearch } from "../../logs/query";
 import type { LogLine } from "../../runtime/types";
-
-/** Lines the app page shows before the live stream takes over (and without JavaScript). */
-export const PAGE_LOG_LINES = 100;
+import { callerOf } from "../actions/caller";
+import { pageLogLines } from "../actions/logs";
 
 export interface LogsSectionProps {
   appId: string;
@@ -20,13 +16,8 @@ export interface LogsSectionProps {
 export async function logsSectionProps(c: Context<AppEnv>, appId: string): Promise<LogsSectionProps> {
   const raw = { q: c.req.query("q") ?? "", since: c.req.query("since") ?? "", until: c.req.query("until") ?? "" };
   const searching = raw.q !== "" || raw.since !== "" || raw.until !== "";
-  const parsed = LogQuery.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== "")));
-  if (!parsed.success) return { appId, lines: [], search: raw, error: describeIssues(parsed.error) };
-  const lines = await appLogs(c.env, appId)
-    // What is kept, without asking the engine: the page stays quick; its script follows live.
-    .search(appId, { ...toSearch(parsed.data), limit: PAGE_LOG_LINES }, { collect: false })
-    .catch(() => [] as LogLine[]);
-  return { appId, lines, search: searching ? raw : null, error: null };
+  const { lines, error } = await pageLogLines(callerOf(c), appId, raw);
+  return { appId, lines, search: searching || error ? raw : null, error };
 }
 
 /** `2026-11-24 00:14:01` in UTC, then `!` for stderr lines. */

@@ -1,12 +1,11 @@
 import { Hono } from "hono";
-import { type PlanId, planLimits } from "../../apps/plans";
-import { deploysFinishedSince } from "../../apps/store";
 import type { AppView } from "../../apps/views";
 import type { AppEnv } from "../../http/context";
-import { appMetrics } from "../../metrics/app-metrics";
 import { HEIGHT, WIDTH, lineSegments, niceCeiling } from "../../metrics/chart";
-import { type ChartEvent, type Marker, chartMarkers, deployMarkerKind } from "../../metrics/chart-markers";
-import { type Point, fillPoints, parseMetricsQuery } from "../../metrics/series";
+import { type Marker, chartMarkers } from "../../metrics/chart-markers";
+import type { Point } from "../../metrics/series";
+import { callerOf } from "../actions/caller";
+import { chartEvents, readMetrics } from "../actions/metrics";
 import { appPath, ownedApp, viewOf } from "./app-tab-pages";
 import { AppFrame } from "./app-tabs";
 import { type Flash, takeFlash } from "./flash";
@@ -154,21 +153,11 @@ export const metricsPages = new Hono<AppEnv>().get("/:id/metrics", async (c) => 
   const range: Range = asked && asked in RANGES ? (asked as Range) : "1h";
   const { step, seconds } = RANGES[range];
   const now = Math.floor(c.get("deps").now() / 1000);
-  const parsed = parseMetricsQuery({ from: String(now - seconds + step), to: String(now), step: String(step) }, now);
-  if (!parsed.ok) throw new Error(parsed.message);
-  const { query } = parsed;
-  const [rows, deploys] = await Promise.all([appMetrics(c.env, row.id).rows(row.id, query), deploysFinishedSince(c.env, row.id, query.from * 1000)]);
-  const points = fillPoints(query, rows);
-  // Deploys when they went live or failed; the control plane's last restart; the engine's restarts of the process (crashes).
-  const events: ChartEvent[] = [
-    ...deploys.flatMap((d) => {
-      const kind = deployMarkerKind(d.status, d.kind);
-      return kind && d.finishedAt !== null ? [{ at: d.finishedAt, kind }] : [];
-    }),
-    ...(row.lastRestart ? [{ at: row.lastRestart.at, kind: "restart" as const }] : []),
-    ...points.map((p) => ({ at: Date.parse(p.at), kind: "crash" as const, count: p.restarts })),
-  ];
-  const markers = chartMarkers(events, { from: query.from, step, points: points.length });
-  const limits = planLimits(row.plan as PlanId);
-  return render(c, <MetricsPage viewer={await loadViewer(c)} app={await viewOf(c, row, false)} flash={await takeFlash(c)} range={range} points={points} memoryLimit={limits.memoryBytes} cpuLimit={limits.cpus} markers={markers} />);
+  const caller = callerOf(c);
+  const read = await readMetrics(caller, row, { from: String(now - seconds + step), to: String(now), step: String(step) });
+  if (!read.ok) throw new Error(read.message);
+  const { query, series } = read;
+  const markers = chartMarkers(await chartEvents(caller, row, query, series.points), { from: query.from, step, points: series.points.length });
+  const props = { range, points: series.points, memoryLimit: series.memory_limit_bytes, cpuLimit: series.cpu_limit, markers };
+  return render(c, <MetricsPage viewer={await loadViewer(c)} app={await viewOf(c, row, false)} flash={await takeFlash(c)} {...props} />);
 });

@@ -1,10 +1,9 @@
 import { Hono } from "hono";
-import { appController } from "../../apps/app-controller";
 import type { AppEnv } from "../../http/context";
 import { sourceTokenProblem } from "../../source/token";
-import { rotateWebhookSecret } from "../../webhooks/secret";
-import { appPath, ownedApp, renderSettings } from "./app-tab-pages";
-import { setFlash } from "./flash";
+import { callerOf } from "../actions/caller";
+import { newWebhookSecret } from "../actions/webhook";
+import { appPath, ownedApp, renderSettings, saveSettingsForm } from "./app-tab-pages";
 
 /** Where these forms lead back to: their section of the Settings tab. */
 const pushPath = (id: string) => `${appPath(id)}/settings#push`;
@@ -21,18 +20,16 @@ export const pushPages = new Hono<AppEnv>()
     const token = typeof form.source_token === "string" ? form.source_token.trim() : "";
     const problem = sourceTokenProblem(token);
     if (problem) return renderSettings(c, row, { push: { tokenError: problem } }, 400);
-    const saved = await appController(c.env, row.id).changeSettings({ appId: row.id, settings: { source_token: token }, now: c.get("deps").now() });
-    await setFlash(c, "outcome" in saved || !saved.ok ? { error: saved.message } : { notice: "Access token saved. The next deploy uses it; it is not shown again." });
-    return c.redirect(pushPath(row.id), 303);
+    const notice = "Access token saved. The next deploy uses it; it is not shown again.";
+    return saveSettingsForm(c, row, { source_token: token }, { values: {}, notice, back: pushPath(row.id) });
   })
   .post("/:id/source-token/remove", async (c) => {
     const row = await ownedApp(c);
-    const saved = await appController(c.env, row.id).changeSettings({ appId: row.id, settings: { source_token: null }, now: c.get("deps").now() });
-    await setFlash(c, "outcome" in saved || !saved.ok ? { error: saved.message } : { notice: "Access token removed. The next deploy fetches the repository as a public one." });
-    return c.redirect(pushPath(row.id), 303);
+    const notice = "Access token removed. The next deploy fetches the repository as a public one.";
+    return saveSettingsForm(c, row, { source_token: null }, { values: {}, notice, back: pushPath(row.id) });
   })
   .post("/:id/webhook/rotate", async (c) => {
     const row = await ownedApp(c);
-    const { secret } = await rotateWebhookSecret(c.env, row, c.req.url);
+    const { secret } = await newWebhookSecret(callerOf(c), row);
     return renderSettings(c, await ownedApp(c), { push: { secret } });
   });
