@@ -18,6 +18,65 @@ function ControlForm(props: { appId: string; action: string; csrfToken: string; 
   );
 }
 
+/** What each control shown does to billing. */
+function BillingHints(props: { app: AppView; label: string }) {
+  const { app, label } = props;
+  const billing = billingHints(app);
+  return (
+    <ul class="billing-hints" aria-label="What the controls do to billing">
+      <li data-billing="deploy">
+        <strong>{label === "Deploying…" ? "Redeploy" : label}:</strong> {billing.deploy}
+      </li>
+      {app.status === "running" && (
+        <li data-billing="restart">
+          <strong>Restart:</strong> {billing.restart}
+        </li>
+      )}
+      {app.status === "running" && (
+        <li data-billing="stop">
+          <strong>Stop:</strong> {billing.stop}
+        </li>
+      )}
+      {app.status === "stopped" && (
+        <li data-billing="start">
+          <strong>Start:</strong> {billing.start}
+        </li>
+      )}
+    </ul>
+  );
+}
+
+/** Change plan: the plans with their limits, and what changing does now and to billing. */
+function PlanForm(props: { app: AppView; csrfToken: string }) {
+  const { app } = props;
+  return (
+    <form method="post" action={`/console/apps/${app.id}/plan`} class="inline-form plan-form">
+      <Csrf token={props.csrfToken} />
+      <div class="field">
+        <label for="f-plan">Plan</label>
+        <select id="f-plan" name="plan" aria-describedby="f-plan-hint">
+          {PLAN_IDS.map((id) => (
+            <option value={id} selected={id === app.plan}>
+              {`${PLANS[id].label}: ${planSummary(id)}`}
+            </option>
+          ))}
+        </select>
+        <p class="hint" id="f-plan-hint">
+          {app.status === "running"
+            ? "A running app restarts briefly with the new plan's limits."
+            : "The new limits apply when the app next starts."}{" "}
+          <span data-billing="plan">{billingHints(app).plan}</span>
+        </p>
+      </div>
+      <div class="actions">
+        <button type="submit" class="secondary">
+          Change plan
+        </button>
+      </div>
+    </form>
+  );
+}
+
 /**
  * docs/apps.md, App controls, with its labels: `Deploy` / `Redeploy` (`Deploying…` while a deploy
  * runs, and then pressing it does nothing), `Stop` and `Restart` for a running app, `Start` for a
@@ -28,7 +87,6 @@ function ControlForm(props: { appId: string; action: string; csrfToken: string; 
 export function ControlsCard(props: { app: AppView; csrfToken: string }) {
   const { app, csrfToken } = props;
   const label = deployLabel(app.status, app.deploy_in_progress);
-  const billing = billingHints(app);
   return (
     <section class="card" aria-labelledby="controls-heading">
       <h2 id="controls-heading">Controls</h2>
@@ -50,50 +108,8 @@ export function ControlsCard(props: { app: AppView; csrfToken: string }) {
             ? "The first deploy builds the branch and starts the app."
             : "A redeploy builds the branch again and switches traffic once the new version answers."}
       </p>
-      <ul class="billing-hints" aria-label="What the controls do to billing">
-        <li data-billing="deploy">
-          <strong>{label === "Deploying…" ? "Redeploy" : label}:</strong> {billing.deploy}
-        </li>
-        {app.status === "running" && (
-          <li data-billing="restart">
-            <strong>Restart:</strong> {billing.restart}
-          </li>
-        )}
-        {app.status === "running" && (
-          <li data-billing="stop">
-            <strong>Stop:</strong> {billing.stop}
-          </li>
-        )}
-        {app.status === "stopped" && (
-          <li data-billing="start">
-            <strong>Start:</strong> {billing.start}
-          </li>
-        )}
-      </ul>
-      <form method="post" action={`/console/apps/${app.id}/plan`} class="inline-form plan-form">
-        <Csrf token={csrfToken} />
-        <div class="field">
-          <label for="f-plan">Plan</label>
-          <select id="f-plan" name="plan" aria-describedby="f-plan-hint">
-            {PLAN_IDS.map((id) => (
-              <option value={id} selected={id === app.plan}>
-                {`${PLANS[id].label}: ${planSummary(id)}`}
-              </option>
-            ))}
-          </select>
-          <p class="hint" id="f-plan-hint">
-            {app.status === "running"
-              ? "A running app restarts briefly with the new plan's limits."
-              : "The new limits apply when the app next starts."}{" "}
-            <span data-billing="plan">{billing.plan}</span>
-          </p>
-        </div>
-        <div class="actions">
-          <button type="submit" class="secondary">
-            Change plan
-          </button>
-        </div>
-      </form>
+      <BillingHints app={app} label={label} />
+      <PlanForm app={app} csrfToken={csrfToken} />
     </section>
   );
 }

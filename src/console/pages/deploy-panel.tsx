@@ -65,34 +65,7 @@ export function DeployHistory(props: { appId: string; deploys: DeployView[]; loc
             </thead>
             <tbody>
               {props.deploys.map((d) => (
-                <tr data-deploy-id={d.id} data-deploy-kind={d.kind}>
-                  <td>
-                    <code title={d.id}>{shortId(d.id)}</code> <DeployKindLabel deploy={d} />
-                    <ImageLine deploy={d} />
-                  </td>
-                  <td data-commit="">
-                    <CommitCell commit={d.commit} />
-                  </td>
-                  <td>
-                    <DeployStatusBadge status={d.status} />
-                  </td>
-                  <td>
-                    <DateTime iso={d.started_at} locale={props.locale} />
-                  </td>
-                  <td class="actions-cell">
-                    <a href={deployPath(props.appId, d.id)} aria-label={`Log of deploy ${shortId(d.id)}`}>
-                      Log
-                    </a>
-                    {d.rollback_available && (
-                      <form method="post" action={`${deployPath(props.appId, d.id)}/rollback`}>
-                        <Csrf token={props.csrfToken} />
-                        <button type="submit" class="secondary" aria-label={`Roll back to deploy ${shortId(d.id)}`}>
-                          Rollback
-                        </button>
-                      </form>
-                    )}
-                  </td>
-                </tr>
+                <DeployRow appId={props.appId} deploy={d} locale={props.locale} csrfToken={props.csrfToken} />
               ))}
             </tbody>
           </table>
@@ -106,6 +79,41 @@ export function DeployHistory(props: { appId: string; deploys: DeployView[]; loc
         </div>
       )}
     </section>
+  );
+}
+
+/** One deploy of the history: id, kind and image, commit, status, start, its log and Rollback. */
+function DeployRow(props: { appId: string; deploy: DeployView; locale: string; csrfToken: string }) {
+  const d = props.deploy;
+  return (
+    <tr data-deploy-id={d.id} data-deploy-kind={d.kind}>
+      <td>
+        <code title={d.id}>{shortId(d.id)}</code> <DeployKindLabel deploy={d} />
+        <ImageLine deploy={d} />
+      </td>
+      <td data-commit="">
+        <CommitCell commit={d.commit} />
+      </td>
+      <td>
+        <DeployStatusBadge status={d.status} />
+      </td>
+      <td>
+        <DateTime iso={d.started_at} locale={props.locale} />
+      </td>
+      <td class="actions-cell">
+        <a href={deployPath(props.appId, d.id)} aria-label={`Log of deploy ${shortId(d.id)}`}>
+          Log
+        </a>
+        {d.rollback_available && (
+          <form method="post" action={`${deployPath(props.appId, d.id)}/rollback`}>
+            <Csrf token={props.csrfToken} />
+            <button type="submit" class="secondary" aria-label={`Roll back to deploy ${shortId(d.id)}`}>
+              Rollback
+            </button>
+          </form>
+        )}
+      </td>
+    </tr>
   );
 }
 

@@ -25,48 +25,48 @@ function HttpsState(props: { domain: DomainView; provider: string }) {
   return props.provider === "local" ? <span class="muted">HTTP only (local hostname provider)</span> : <span class="muted">HTTP; certificate on its way</span>;
 }
 
-function DomainItem(props: { appId: string; domain: DomainView; csrfToken: string; locale: string; provider: string }) {
-  const { domain, appId } = props;
-  const id = slug(domain.hostname);
-  const base = `/console/apps/${appId}/domains/${encodeURIComponent(domain.hostname)}`;
-  const record = domain.dns_record;
-  const proof = domain.verification;
+/** A read-only value with its Copy button (shown by the console script). */
+function CopyField(props: { id: string; value: string; label: string }) {
   return (
-    <li class="domain" data-domain={domain.hostname}>
-      <div class="title-row">
-        <h3>{domain.hostname}</h3>
-        <span class={`badge ${BADGE_CLASS[domain.status]}`} data-domain-status={domain.status}>
-          {domain.status}
-        </span>
+    <dd class="copy-row">
+      <input id={props.id} type="text" readonly value={props.value} aria-label={props.label} spellcheck={false} />
+      <button type="button" class="secondary" data-copy={props.id} hidden>
+        Copy
+      </button>
+    </dd>
+  );
+}
+
+/** The record to create at the DNS provider. */
+function DnsRecordFacts(props: { domain: DomainView; id: string }) {
+  const record = props.domain.dns_record;
+  return (
+    <dl class="facts dns-record">
+      <div>
+        <dt>Type</dt>
+        <dd>
+          <code>{record.type}</code>
+        </dd>
       </div>
-      {domain.status === "Error" && domain.reason && (
-        <p class="domain-reason" role="status">
-          {domain.reason}
-        </p>
-      )}
-      <dl class="facts dns-record">
-        <div>
-          <dt>Type</dt>
-          <dd>
-            <code>{record.type}</code>
-          </dd>
-        </div>
-        <div>
-          <dt>Name</dt>
-          <dd>
-            <code>{record.name}</code>
-          </dd>
-        </div>
-        <div>
-          <dt>Target</dt>
-          <dd class="copy-row">
-            <input id={`dns-target-${id}`} type="text" readonly value={record.target} aria-label={`DNS record target for ${domain.hostname}`} spellcheck={false} />
-            <button type="button" class="secondary" data-copy={`dns-target-${id}`} hidden>
-              Copy
-            </button>
-          </dd>
-        </div>
-      </dl>
+      <div>
+        <dt>Name</dt>
+        <dd>
+          <code>{record.name}</code>
+        </dd>
+      </div>
+      <div>
+        <dt>Target</dt>
+        <CopyField id={`dns-target-${props.id}`} value={record.target} label={`DNS record target for ${props.domain.hostname}`} />
+      </div>
+    </dl>
+  );
+}
+
+/** The TXT record that proves the claim when the record above is shared by every app. */
+function VerificationFacts(props: { domain: DomainView; id: string }) {
+  const proof = props.domain.verification;
+  return (
+    <>
       <p class="hint">
         If the record above is shared by every app (not this app's own hostname), also create this TXT record, which proves the
         hostname is this app's:
@@ -80,49 +80,70 @@ function DomainItem(props: { appId: string; domain: DomainView; csrfToken: strin
         </div>
         <div>
           <dt>Name</dt>
-          <dd class="copy-row">
-            <input id={`dns-txt-name-${id}`} type="text" readonly value={proof.name} aria-label={`TXT record name for ${domain.hostname}`} spellcheck={false} />
-            <button type="button" class="secondary" data-copy={`dns-txt-name-${id}`} hidden>
-              Copy
-            </button>
-          </dd>
+          <CopyField id={`dns-txt-name-${props.id}`} value={proof.name} label={`TXT record name for ${props.domain.hostname}`} />
         </div>
         <div>
           <dt>Value</dt>
-          <dd class="copy-row">
-            <input id={`dns-txt-value-${id}`} type="text" readonly value={proof.value} aria-label={`TXT record value for ${domain.hostname}`} spellcheck={false} />
-            <button type="button" class="secondary" data-copy={`dns-txt-value-${id}`} hidden>
-              Copy
-            </button>
-          </dd>
+          <CopyField id={`dns-txt-value-${props.id}`} value={proof.value} label={`TXT record value for ${props.domain.hostname}`} />
         </div>
       </dl>
-      <dl class="facts">
-        <div>
-          <dt>Last check</dt>
-          <dd>
-            <DateTime iso={domain.last_checked_at} locale={props.locale} never="not yet" />
-          </dd>
-        </div>
-        <div>
-          <dt>Next check</dt>
-          <dd>
-            {domain.next_check_at === null ? (
-              <span class="muted">none needed</span>
-            ) : (
-              <span data-countdown={domain.next_check_at}>
-                <DateTime iso={domain.next_check_at} locale={props.locale} />
-              </span>
-            )}
-          </dd>
-        </div>
-        <div>
-          <dt>HTTPS</dt>
-          <dd>
-            <HttpsState domain={domain} provider={props.provider} />
-          </dd>
-        </div>
-      </dl>
+    </>
+  );
+}
+
+/** The last and next check, and whether HTTPS is served. */
+function CheckFacts(props: { domain: DomainView; locale: string; provider: string }) {
+  const { domain } = props;
+  return (
+    <dl class="facts">
+      <div>
+        <dt>Last check</dt>
+        <dd>
+          <DateTime iso={domain.last_checked_at} locale={props.locale} never="not yet" />
+        </dd>
+      </div>
+      <div>
+        <dt>Next check</dt>
+        <dd>
+          {domain.next_check_at === null ? (
+            <span class="muted">none needed</span>
+          ) : (
+            <span data-countdown={domain.next_check_at}>
+              <DateTime iso={domain.next_check_at} locale={props.locale} />
+            </span>
+          )}
+        </dd>
+      </div>
+      <div>
+        <dt>HTTPS</dt>
+        <dd>
+          <HttpsState domain={domain} provider={props.provider} />
+        </dd>
+      </div>
+    </dl>
+  );
+}
+
+function DomainItem(props: { appId: string; domain: DomainView; csrfToken: string; locale: string; provider: string }) {
+  const { domain, appId } = props;
+  const id = slug(domain.hostname);
+  const base = `/console/apps/${appId}/domains/${encodeURIComponent(domain.hostname)}`;
+  return (
+    <li class="domain" data-domain={domain.hostname}>
+      <div class="title-row">
+        <h3>{domain.hostname}</h3>
+        <span class={`badge ${BADGE_CLASS[domain.status]}`} data-domain-status={domain.status}>
+          {domain.status}
+        </span>
+      </div>
+      {domain.status === "Error" && domain.reason && (
+        <p class="domain-reason" role="status">
+          {domain.reason}
+        </p>
+      )}
+      <DnsRecordFacts domain={domain} id={id} />
+      <VerificationFacts domain={domain} id={id} />
+      <CheckFacts domain={domain} locale={props.locale} provider={props.provider} />
       <div class="controls">
         {domain.status !== "Active" && (
           <form method="post" action={`${base}/verify`}>

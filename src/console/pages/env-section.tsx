@@ -108,67 +108,82 @@ function RowField(props: { index: number; row: EnvVariable; messages: string[] }
 
 export function EnvSection(props: { app: AppView; csrfToken: string; rows: EnvRowsForm; paste?: EnvPasteForm; flash?: Flash | null }) {
   const { app, csrfToken, rows } = props;
-  const paste = props.paste ?? { text: "", mode: "merge" as PasteMode };
-  const shown = rows.rows.length > 0 ? rows.rows : [{ key: "", value: "" }];
   return (
     <section class="card" id="environment" aria-labelledby="environment-heading">
       <h2 id="environment-heading">Environment</h2>
       {props.flash?.section === "environment" && <FlashMessages flash={props.flash} />}
       <EnvState app={app} />
-      <form method="post" action={envPath(app.id)} class="form-card env-rows" novalidate>
-        <Csrf token={csrfToken} />
-        <input type="hidden" name="version" value={String(rows.version)} />
-        <input type="hidden" name="rows" value={String(shown.length)} />
-        {shown.map((row, index) => (
-          <RowField index={index} row={row} messages={rows.errors?.[index] ?? []} />
-        ))}
-        <p class="hint">Keys use uppercase letters, digits and underscores. PORT, PATH, HOME, HOSTNAME and USER are set by the platform. A value holds up to 64 KiB.</p>
-        <div class="row-actions">
-          <button type="submit" name="action" value="add" class="secondary">
-            Add variable
-          </button>
-          <button type="submit" name="action" value="save">
-            Save variables
-          </button>
-        </div>
-      </form>
-      <form method="post" action={`${envPath(app.id)}/paste`} class="form-card env-paste" novalidate>
-        <Csrf token={csrfToken} />
-        <input type="hidden" name="version" value={String(rows.version)} />
-        <div class="field">
-          <label for="env-paste-text">Paste variables</label>
-          <textarea id="env-paste-text" name="text" rows={6} class="mono" spellcheck={false} aria-describedby="env-paste-hint" aria-invalid={paste.errors?.length ? "true" : undefined}>
-            {textareaText(paste.text)}
-          </textarea>
-          <p class="hint" id="env-paste-hint">
-            One KEY=value per line, as in a .env file. Lines starting with # are dropped; a -----BEGIN … -----END block is one value.
-          </p>
-          {paste.errors && paste.errors.length > 0 && (
-            <ul class="field-error env-paste-errors" id="env-paste-errors">
-              {paste.errors.map((e) =>
-                e.key ? (
-                  e.messages.map((m) => <li>{`Line ${e.row} (${e.key}): ${m}`}</li>)
-                ) : (
-                  e.messages.map((m) => <li>{m}</li>)
-                ),
-              )}
-            </ul>
-          )}
-        </div>
-        <fieldset class="plans">
-          <legend>Mode</legend>
-          <label>
-            <input type="radio" name="mode" value="merge" checked={paste.mode === "merge"} /> Merge: keep variables absent from the pasted text
-          </label>
-          <label>
-            <input type="radio" name="mode" value="replace" checked={paste.mode === "replace"} /> Replace: delete variables absent from the pasted text
-          </label>
-        </fieldset>
-        <button type="submit" class="secondary">
-          Preview
-        </button>
-      </form>
+      <RowsForm appId={app.id} csrfToken={csrfToken} rows={rows} />
+      <PasteForm appId={app.id} csrfToken={csrfToken} version={rows.version} paste={props.paste ?? { text: "", mode: "merge" as PasteMode }} />
     </section>
+  );
+}
+
+/** The variables as rows, each with its messages; Add variable and Save variables. */
+function RowsForm(props: { appId: string; csrfToken: string; rows: EnvRowsForm }) {
+  const { rows, csrfToken } = props;
+  const shown = rows.rows.length > 0 ? rows.rows : [{ key: "", value: "" }];
+  return (
+    <form method="post" action={envPath(props.appId)} class="form-card env-rows" novalidate>
+      <Csrf token={csrfToken} />
+      <input type="hidden" name="version" value={String(rows.version)} />
+      <input type="hidden" name="rows" value={String(shown.length)} />
+      {shown.map((row, index) => (
+        <RowField index={index} row={row} messages={rows.errors?.[index] ?? []} />
+      ))}
+      <p class="hint">Keys use uppercase letters, digits and underscores. PORT, PATH, HOME, HOSTNAME and USER are set by the platform. A value holds up to 64 KiB.</p>
+      <div class="row-actions">
+        <button type="submit" name="action" value="add" class="secondary">
+          Add variable
+        </button>
+        <button type="submit" name="action" value="save">
+          Save variables
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** The paste box: `KEY=value` lines, merge or replace, and Preview. */
+function PasteForm(props: { appId: string; csrfToken: string; version: number; paste: EnvPasteForm }) {
+  const { paste, csrfToken } = props;
+  return (
+    <form method="post" action={`${envPath(props.appId)}/paste`} class="form-card env-paste" novalidate>
+      <Csrf token={csrfToken} />
+      <input type="hidden" name="version" value={String(props.version)} />
+      <div class="field">
+        <label for="env-paste-text">Paste variables</label>
+        <textarea id="env-paste-text" name="text" rows={6} class="mono" spellcheck={false} aria-describedby="env-paste-hint" aria-invalid={paste.errors?.length ? "true" : undefined}>
+          {textareaText(paste.text)}
+        </textarea>
+        <p class="hint" id="env-paste-hint">
+          One KEY=value per line, as in a .env file. Lines starting with # are dropped; a -----BEGIN … -----END block is one value.
+        </p>
+        {paste.errors && paste.errors.length > 0 && (
+          <ul class="field-error env-paste-errors" id="env-paste-errors">
+            {paste.errors.map((e) =>
+              e.key ? (
+                e.messages.map((m) => <li>{`Line ${e.row} (${e.key}): ${m}`}</li>)
+              ) : (
+                e.messages.map((m) => <li>{m}</li>)
+              ),
+            )}
+          </ul>
+        )}
+      </div>
+      <fieldset class="plans">
+        <legend>Mode</legend>
+        <label>
+          <input type="radio" name="mode" value="merge" checked={paste.mode === "merge"} /> Merge: keep variables absent from the pasted text
+        </label>
+        <label>
+          <input type="radio" name="mode" value="replace" checked={paste.mode === "replace"} /> Replace: delete variables absent from the pasted text
+        </label>
+      </fieldset>
+      <button type="submit" class="secondary">
+        Preview
+      </button>
+    </form>
   );
 }
 
