@@ -12,7 +12,7 @@ import { ROOT } from "./lib/dev-server";
 import { runAppsBench } from "./bench/apps";
 import { runRebuildBench } from "./bench/rebuild";
 import type { BenchContext } from "./bench/context";
-import { type Dataset, measureExportAndDownload, prepareDataset } from "./bench/export-phase";
+import { type Dataset, freshRuntime, measureExportAndDownload, prepareDataset } from "./bench/export-phase";
 import { measureLatency } from "./bench/latency-phase";
 import { measureWritesDuringExport } from "./bench/writes-phase";
 import { describeMachine } from "./bench/machine";
@@ -96,7 +96,10 @@ async function main(): Promise<void> {
 
   const nginx = await startNginx(join(dir, "nginx"), archives);
   progress("starting wrangler dev");
-  const worker = await startWorkerProcess(join(dir, "state"));
+  const worker = await startWorkerProcess(join(dir, "state")).catch(async (err: Error) => {
+    await nginx.stop();
+    throw err;
+  });
   const cleanup = async () => {
     await Promise.allSettled([worker.stop(), nginx.stop()]);
     if (!options.keep) rmSync(dir, { recursive: true, force: true });
@@ -130,7 +133,7 @@ async function main(): Promise<void> {
     const mixed = datasets.slice(0, options.shapes.includes("mixed") ? options.sizes.length : 0);
     const pollData = [...mixed].reverse().find((d) => d.rawBytes <= 250e6) ?? datasets[0]!;
     const measuring = performance.now();
-    await worker.restart();
+    await freshRuntime(ctx, "latency");
     rows.push(...(await measureLatency(ctx, account, pollData)));
     log(`latency measured in ${seconds(measuring)}`);
     // The writer updates the mixed dataset's accounts table: the other shapes have none.

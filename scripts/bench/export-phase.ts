@@ -99,6 +99,17 @@ function memoryNote(what: string, rss: number, idle: number, isolates: { peaks: 
   );
 }
 
+/**
+ * A fresh runtime for the next measurement, so its memory peak owes nothing to earlier work (and
+ * its idle size is the baseline); `--quick` keeps the one it has: a restart is 10 s or more on a
+ * busy 2-core machine, and a quick run's figures are not the goals'.
+ */
+export async function freshRuntime(ctx: BenchContext, label: string): Promise<void> {
+  if (ctx.options.quick) return;
+  ctx.progress(`${label}: restarting wrangler dev`);
+  await ctx.worker.restart();
+}
+
 /** One export, start request to the archive ready, with a `/healthz` probe beside it. */
 async function timedExport(ctx: BenchContext, account: BenchAccount, data: Dataset) {
   const probe = probeHealthz(ctx.worker.server.url);
@@ -121,8 +132,7 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
     if (last) ctx.check(`${label} ${what} archive`, last.sha256 === ready.sha256, `same SHA-256 as the run before: ${ready.sha256.slice(0, 16)}...`);
   };
 
-  ctx.progress(`${label}: restarting wrangler dev`);
-  await ctx.worker.restart();
+  await freshRuntime(ctx, label);
   const exportIsolate: number[] = [];
   for (let run = 1; run <= runs; run++) {
     ctx.progress(`${label}: export run ${run}/${runs}, isolate memory`);
@@ -133,8 +143,7 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
     last = ready;
   }
 
-  ctx.progress(`${label}: restarting wrangler dev`);
-  await ctx.worker.restart();
+  await freshRuntime(ctx, label);
   const idle = ctx.worker.idleRss;
   const worker: number[] = [];
   const native: number[] = [];
@@ -183,7 +192,7 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
 
   // A fresh runtime again, so the download's peak does not include what the exports left behind;
   // the isolate figures first, then the timed downloads, as for the export.
-  await ctx.worker.restart();
+  await freshRuntime(ctx, label);
   const downloadIsolate: number[] = [];
   for (let run = 1; run <= runs; run++) {
     ctx.progress(`${label}: download run ${run}/${runs}, isolate memory`);
@@ -191,7 +200,7 @@ export async function measureExportAndDownload(ctx: BenchContext, account: Bench
     downloadIsolate.push(ownPeak(isolates.peaks));
     if (run === 1) ctx.note(memoryNote(`${label} download`, peak.runtime, ctx.worker.idleRss.runtime, isolates));
   }
-  await ctx.worker.restart();
+  await freshRuntime(ctx, label);
   const downloadIdle = ctx.worker.idleRss;
   const download: number[] = [];
   const nginx: number[] = [];

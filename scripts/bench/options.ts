@@ -45,16 +45,18 @@ export interface BenchOptions {
 
 export const USAGE = `Usage: npm run bench -- [flags]
 
-  --quick            small sizes (4MB,16MB) and fewer requests; finishes in under 3 minutes
-  --sizes LIST       raw data sizes of the mixed dataset, e.g. 50MB,200MB,1GB (the default)
+  --quick            a check that the bench works, in under 3 minutes: one small size (16MB), one
+                     run per figure, 10 clients, 2 s wrk runs, one runtime throughout (no fresh
+                     one before each memory figure) and no metrics-off pass; not for the figures
+  --sizes LIST       raw data sizes of the mixed dataset, e.g. 50MB,200MB,1GB (the default; 16MB with --quick)
   --shapes LIST      dataset shapes to export (default mixed): mixed (accounts, events, documents at
                      each of --sizes), narrow (2,000,000 rows of an integer, a short text and a REAL),
                      wide (2,000 rows of ~50 KB text), blobs (2,000 rows of ~50 KB BLOB); a tenth
                      of the rows with --quick. e.g. --shapes mixed,narrow,wide,blobs
-  --runs N           runs per figure (default 3); the table shows median [min-max]
-  --clients N        concurrent clients for start/poll latency (default 50)
+  --runs N           runs per figure (default 3; 1 with --quick); the table shows median [min-max]
+  --clients N        concurrent clients for start/poll latency (default 50; 10 with --quick)
   --requests N       polls (and /healthz requests) per client per latency run (default 40; 10 with --quick)
-  --starts N         export starts per client per latency run, each on its own database (default 4; 2 with --quick)
+  --starts N         export starts per client per latency run, each on its own database (default 4; 1 with --quick)
   --out PATH         where the JSON goes (default bench/results.json; bench/apps-results.json with --apps)
   --keep             keep the temporary directory with databases, archives and wrangler state
   --help             this text
@@ -65,7 +67,7 @@ export const USAGE = `Usage: npm run bench -- [flags]
                      a trivial Hono Worker under the same wrangler dev (the floor)
   --no-requests      a full run without the request rows
   --wrk-connections N  wrk connections for the request rows (default 20)
-  --wrk-seconds N    seconds per wrk run (default 8; 3 with --quick)
+  --wrk-seconds N    seconds per wrk run (default 8; 2 with --quick)
   --local-traces     leave wrangler's local trace recording on (X_LOCAL_OBSERVABILITY, on by default
                      in wrangler dev), on both sides; the bench turns it off unless given this flag
 
@@ -134,7 +136,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     strict: true,
   });
   if (values.help) return null;
-  const sizes = (values.sizes ?? (values.quick ? "4MB,16MB" : "50MB,200MB,1GB")).split(",").map(parseSize).sort((a, b) => a - b);
+  const sizes = (values.sizes ?? (values.quick ? "16MB" : "50MB,200MB,1GB")).split(",").map(parseSize).sort((a, b) => a - b);
   const shapes = (values.shapes ?? "mixed").split(",").map((name) => {
     if (!(SHAPES as readonly string[]).includes(name)) throw new Error(`--shapes takes ${SHAPES.join(", ")}; got "${name}"`);
     return name as Shape;
@@ -142,10 +144,10 @@ export function parseOptions(argv: string[]): BenchOptions | null {
   return {
     sizes,
     shapes,
-    runs: positive("runs", values.runs, 3),
-    clients: positive("clients", values.clients, 50),
+    runs: positive("runs", values.runs, values.quick ? 1 : 3),
+    clients: positive("clients", values.clients, values.quick ? 10 : 50),
     requests: positive("requests", values.requests, values.quick ? 10 : 40),
-    starts: positive("starts", values.starts, values.quick ? 2 : 4),
+    starts: positive("starts", values.starts, values.quick ? 1 : 4),
     out: values.out ?? (values.rebuild ? "bench/rebuild-results.json" : values.apps ? "bench/apps-results.json" : values.floor ? "bench/floor-results.json" : "bench/results.json"),
     keep: values.keep!,
     quick: values.quick!,
@@ -161,7 +163,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     floorOnly: values.floor!,
     noRequests: values["no-requests"]!,
     wrkConnections: positive("wrk-connections", values["wrk-connections"], 20),
-    wrkSeconds: positive("wrk-seconds", values["wrk-seconds"], values.quick ? 3 : 8),
+    wrkSeconds: positive("wrk-seconds", values["wrk-seconds"], values.quick ? 2 : 8),
     localTraces: values["local-traces"]!,
   };
 }

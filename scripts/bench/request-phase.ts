@@ -175,11 +175,14 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
   let app: BenchApp | null = null;
   try {
     progress("requests: starting wrangler dev for the control plane and for the floor Worker");
-    ours = await startDevServer({
-      persistTo,
-      vars: { ...workerVars(engine?.url ?? "", secrets), EXPORT_COOLDOWN_SECONDS: "0" },
-    });
-    floor = await startFloorWorker(join(dir, "floor-state"));
+    // Side by side; whichever started is stopped below if the other did not.
+    const [oursStart, floorStart] = await Promise.allSettled([
+      startDevServer({ persistTo, vars: { ...workerVars(engine?.url ?? "", secrets), EXPORT_COOLDOWN_SECONDS: "0" } }),
+      startFloorWorker(join(dir, "floor-state")),
+    ]);
+    ours = oursStart.status === "fulfilled" ? oursStart.value : null;
+    floor = floorStart.status === "fulfilled" ? floorStart.value : null;
+    if (!ours || !floor) throw [oursStart, floorStart].flatMap((s) => (s.status === "rejected" ? [s.reason as Error] : []))[0];
     const base = `http://127.0.0.1:${ours.port}`;
     const floorBase = `http://127.0.0.1:${floor.port}`;
     const account = await createAccount(ours.url, "bench-requests@example.com");
@@ -276,7 +279,8 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
     // What counting an app's requests costs (docs/metrics.md): the same proxy rows again with
     // METRICS_COLLECTION off, on the same state and port, each run against the floor in turns as
     // before, so the two are compared through their ratios to the floor (the goal line).
-    const appPair = pairs.find((p) => p.subject.startsWith("App through the proxy (busybox"));
+    // Left out of --quick: it restarts the control plane.
+    const appPair = options.quick ? undefined : pairs.find((p) => p.subject.startsWith("App through the proxy (busybox"));
     if (appPair) {
       progress("requests: restarting the control plane with metrics collection off");
       await ours.stop();
