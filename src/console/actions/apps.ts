@@ -7,7 +7,6 @@ import { createApp } from "../../apps/service";
 import type { AppSettingsRequest, NewAppRequest } from "../../apps/settings";
 import { type AppRow, getOwnedApp, latestDeploy, listApps } from "../../apps/store";
 import { type AppView, viewApp } from "../../apps/views";
-import { planChangeBlocked } from "../../domains/service";
 import type { ErrorCode } from "../../http/errors";
 import { repositoryProblem } from "../../source/forge";
 import type { Caller } from "./caller";
@@ -87,9 +86,9 @@ export async function runControl(caller: Caller, app: AppRow, control: EngineCon
   return result.outcome === "refused" ? refused(result) : { ok: true };
 }
 
-/** Change plan: refused while the app has custom domains the new plan does not allow, else through the controller. */
+/** Change plan, through the controller (refused with PLAN_REQUIRED while the app has custom domains the new plan does not allow). */
 export async function changePlan(caller: Caller, app: AppRow, plan: PlanId): Promise<Outcome> {
-  const result = (await planChangeBlocked(caller.env, app.id, plan)) ?? (await appController(caller.env, app.id).changePlan({ appId: app.id, plan, now: caller.deps.now() }));
+  const result = await appController(caller.env, app.id).changePlan({ appId: app.id, plan, now: caller.deps.now() });
   return result.outcome === "refused" ? refused(result) : { ok: true };
 }
 
