@@ -6,6 +6,7 @@ import { claimExpired, claimExpiresAt, isLost, needsTxt, proveClaim, strangerToH
 import { lookupRecords, lookupTxt } from "./dns";
 import { lastOwnerOf, recordActiveOwner } from "./last-owners";
 import { type ServiceTargets, pointsToService } from "./pointing";
+import type { HostnameProvider } from "./hostname-provider";
 import { hostnameProvider } from "./provider";
 import { type DnsOutcome, type NextCheck, type Transition, type CheckTrigger, afterDnsCheck, afterVerifyStep } from "./states";
 import { type DomainRow, expireClaim, getDomainById, markLost, takeHostname, updateDomain } from "./store";
@@ -18,6 +19,23 @@ interface Tracked {
   domainId: string;
   hostname: string;
   providerRef: string | null;
+}
+
+/** One check of a claim: what it starts from. */
+interface Check {
+  tracked: Tracked;
+  row: DomainRow;
+  app: NonNullable<Awaited<ReturnType<typeof getApp>>>;
+  config: Config;
+  now: number;
+  trigger: CheckTrigger;
+}
+
+/** What a check found: the claim's next state, the provider's id for it, and the row as the write expects to find it. */
+interface Found {
+  transition: Transition & { https?: boolean };
+  ref: string | null;
+  asRead: Pick<DomainRow, "status" | "nextCheckAt">;
 }
 
 /** What a domain must point to, from the settings and the app's hostname. */
@@ -113,33 +131,46 @@ export class DomainChecker extends DurableObject<Env> {
     // A claim another app won is not re-checked: its alarm only removes it once it expires.
     if (isLost(row) && trigger === "recheck") return this.#armExpiry(row, now, config.DOMAIN_CLAIM_DAYS);
 
+    const check: Check = { tracked, row, app, config, now, trigger };
+    const found = await this.#check(check);
+    if (found) await this.#record(check, found);
+  }
+
+  /** What DNS, then the provider, say of the claim now; null when another app's claim won the hostname meanwhile. */
+  async #check(check: Check): Promise<Found | null> {
+    const { tracked, row, app, config } = check;
     const targets = serviceTargets(this.env, app.subdomain);
     const provider = hostnameProvider(config, this.env);
     const dns = await this.#dns(row, targets, config, strangerToHostname(await lastOwnerOf(this.env, row.hostname), app.accountId));
-    let asRead: Pick<DomainRow, "status" | "nextCheckAt"> = row;
-    let ref = row.providerRef;
-    let transition: Transition & { https?: boolean };
-    if (row.status === "pending_dns" || row.status === "error") {
-      transition = afterDnsCheck(row.status, trigger, dns, row.reason);
-      if (transition.putRoute) {
-        // The first verified claim wins: the hostname is taken before the provider hears of it.
-        if (!(await takeHostname(this.env, row, now))) {
-          await markLost(this.env, row.id, now, row.waitingSince ?? now);
-          log("info", "custom domain claim lost", { domain_id: row.id });
-          return this.#armExpiry({ waitingSince: row.waitingSince ?? now }, now, config.DOMAIN_CLAIM_DAYS);
-        }
-        asRead = { status: "verifying", nextCheckAt: row.nextCheckAt };
-        const ensured = await provider.ensure(row.hostname, ref);
-        ref = this.#remember(tracked, ensured.ref);
-        if (ensured.outcome.kind === "failed") transition = { status: "error", reason: ensured.outcome.reason, putRoute: false, next: "recheck" };
-      }
-    } else {
-      // The provider is asked only when DNS still names this app.
-      const ensured = dns.kind === "points" ? await provider.ensure(row.hostname, ref) : null;
-      if (ensured) ref = this.#remember(tracked, ensured.ref);
-      transition = afterVerifyStep(row.status, dns, ensured?.outcome ?? null);
-    }
+    if (row.status === "pending_dns" || row.status === "error") return this.#afterDns(check, row.status, dns, provider);
+    // The provider is asked only when DNS still names this app.
+    const ensured = dns.kind === "points" ? await provider.ensure(row.hostname, row.providerRef) : null;
+    const ref = ensured ? this.#remember(tracked, ensured.ref) : row.providerRef;
+    return { transition: afterVerifyStep(row.status, dns, ensured?.outcome ?? null), ref, asRead: row };
+  }
 
+  /** A waiting claim's DNS check; once DNS names the app, the hostname is taken and the provider asked for it. */
+  async #afterDns(check: Check, status: "pending_dns" | "error", dns: DnsOutcome, provider: HostnameProvider): Promise<Found | null> {
+    const { tracked, row, config, now } = check;
+    let transition: Found["transition"] = afterDnsCheck(status, check.trigger, dns, row.reason);
+    if (!transition.putRoute) return { transition, ref: row.providerRef, asRead: row };
+    // The first verified claim wins: the hostname is taken before the provider hears of it.
+    if (!(await takeHostname(this.env, row, now))) {
+      await markLost(this.env, row.id, now, row.waitingSince ?? now);
+      log("info", "custom domain claim lost", { domain_id: row.id });
+      await this.#armExpiry({ waitingSince: row.waitingSince ?? now }, now, config.DOMAIN_CLAIM_DAYS);
+      return null;
+    }
+    const ensured = await provider.ensure(row.hostname, row.providerRef);
+    const ref = this.#remember(tracked, ensured.ref);
+    if (ensured.outcome.kind === "failed") transition = { status: "error", reason: ensured.outcome.reason, putRoute: false, next: "recheck" };
+    return { transition, ref, asRead: { status: "verifying", nextCheckAt: row.nextCheckAt } };
+  }
+
+  /** Writes what the check found (unless the claim changed meanwhile), sets the next alarm, and tells the account of a move. */
+  async #record(check: Check, found: Found): Promise<void> {
+    const { row, app, config, now, trigger } = check;
+    const { transition } = found;
     const nextCheckAt = this.#nextAt(transition.next, now, config);
     const served = transition.status === "verifying" || transition.status === "active";
     const waitingSince = served ? null : (row.waitingSince ?? now);
@@ -151,12 +182,12 @@ export class DomainChecker extends DurableObject<Env> {
         reason: transition.status === "error" ? transition.reason : null,
         routeReady: served,
         https: transition.https ?? (transition.status === "active" ? row.https : false),
-        providerRef: ref,
+        providerRef: found.ref,
         lastCheckedAt: now,
         nextCheckAt,
         waitingSince,
       },
-      asRead,
+      found.asRead,
     );
     if (!written) return this.#rearm(row.id, now, config.DOMAIN_CLAIM_DAYS);
     if (transition.status === "active" && row.status !== "active") await recordActiveOwner(this.env, { hostname: row.hostname, accountId: app.accountId, now });
