@@ -45,10 +45,10 @@ export interface BenchOptions {
 
 export const USAGE = `Usage: npm run bench -- [flags]
 
-  --quick            a check that the bench works, in under 3 minutes: one small size (16MB), one
+  --quick            a check that the bench works, in under 3 minutes: one small size (8MB), one
                      run per figure, 10 clients, 2 s wrk runs, one runtime throughout (no fresh
                      one before each memory figure) and no metrics-off pass; not for the figures
-  --sizes LIST       raw data sizes of the mixed dataset, e.g. 50MB,200MB,1GB (the default; 16MB with --quick)
+  --sizes LIST       raw data sizes of the mixed dataset, e.g. 50MB,200MB,1GB (the default; 8MB with --quick)
   --shapes LIST      dataset shapes to export (default mixed): mixed (accounts, events, documents at
                      each of --sizes), narrow (2,000,000 rows of an integer, a short text and a REAL),
                      wide (2,000 rows of ~50 KB text), blobs (2,000 rows of ~50 KB BLOB); a tenth
@@ -136,7 +136,7 @@ export function parseOptions(argv: string[]): BenchOptions | null {
     strict: true,
   });
   if (values.help) return null;
-  const sizes = (values.sizes ?? (values.quick ? "16MB" : "50MB,200MB,1GB")).split(",").map(parseSize).sort((a, b) => a - b);
+  const sizes = (values.sizes ?? (values.quick ? "8MB" : "50MB,200MB,1GB")).split(",").map(parseSize).sort((a, b) => a - b);
   const shapes = (values.shapes ?? "mixed").split(",").map((name) => {
     if (!(SHAPES as readonly string[]).includes(name)) throw new Error(`--shapes takes ${SHAPES.join(", ")}; got "${name}"`);
     return name as Shape;
