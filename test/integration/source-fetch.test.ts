@@ -80,7 +80,8 @@ describe("fetchSourceArchive on the forge stand-in", () => {
       ok: false,
       message: `The repository ${repository} could not be fetched: its forge did not serve the archive of branch main. Check the repository address and that the branch exists, then deploy again.`,
     });
-    if (!fetched.ok) expect(fetched.message).not.toMatch(/404|Not found|hop/);
+    // The repository's own address (whose random port may hold "404") is left out of the check.
+    if (!fetched.ok) expect(fetched.message.replace(repository, "<repository>")).not.toMatch(/404|Not found|hop/);
   });
 });
 
