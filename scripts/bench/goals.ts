@@ -5,6 +5,8 @@
  */
 import type { ResultRow } from "./report";
 
+/** The plain proxy row: the busybox httpd app through the proxy (request-phase.ts). */
+export const PROXY_SUBJECT = "App through the proxy (busybox httpd)";
 /** The proxy row measured again with METRICS_COLLECTION off (request-phase.ts). */
 export const METRICS_OFF_SUBJECT = "App through the proxy, metrics collection off";
 
@@ -92,7 +94,7 @@ function metricsCostGoal(rows: ResultRow[]): GoalLine {
   const goal = "Metrics collection on: the app through the proxy at 0.95 or more of its requests/s with collection off";
   const rps = (r: ResultRow) => r.metric.startsWith("requests/s") && r.floorRatio !== undefined;
   const off = rows.find((r) => rps(r) && r.subject === METRICS_OFF_SUBJECT);
-  const on = rows.find((r) => rps(r) && r.subject.startsWith("App through the proxy (busybox"));
+  const on = rows.find((r) => rps(r) && r.subject === PROXY_SUBJECT);
   if (!on || !off) return { goal, verdict: "not measured", detail: "needs dockerd and /bin/busybox (`npm run bench` or `--floor`)" };
   const ratio = on.floorRatio! / off.floorRatio!;
   return { goal, verdict: ratio >= 0.95 ? "met" : "not met", detail: `${fixed(ratio)} (on ${fixed(on.floorRatio!)} of the floor, off ${fixed(off.floorRatio!)})` };
@@ -107,7 +109,7 @@ function cookieRuleGoal(rows: ResultRow[]): GoalLine {
   const goal = "Cookie rule: a reply whose cookie the proxy rewrites at 0.95 or more of the plain proxy row (each against the floor)";
   const rps = (r: ResultRow) => r.metric.startsWith("requests/s") && r.floorRatio !== undefined;
   const cookie = rows.find((r) => rps(r) && r.subject === COOKIE_SUBJECT);
-  const plain = rows.find((r) => rps(r) && r.subject.startsWith("App through the proxy (busybox"));
+  const plain = rows.find((r) => rps(r) && r.subject === PROXY_SUBJECT);
   if (!cookie || !plain) return { goal, verdict: "not measured", detail: "needs dockerd and /bin/busybox (`npm run bench` or `--floor`)" };
   const ratio = cookie.floorRatio! / plain.floorRatio!;
   return { goal, verdict: ratio >= 0.95 ? "met" : "not met", detail: `${fixed(ratio)} (cookie ${fixed(cookie.floorRatio!)} of the floor, plain ${fixed(plain.floorRatio!)})` };

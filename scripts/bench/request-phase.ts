@@ -35,7 +35,7 @@ import type { BenchOptions } from "./options";
 import { type ResultRow, row, withFloor } from "./report";
 import { type BenchAccount, createAccount, createDatabase, startExport, waitUntilReady } from "./worker-client";
 import { type WrkResult, wrk } from "./wrk";
-import { COOKIE_SUBJECT, METRICS_OFF_SUBJECT } from "./goals";
+import { COOKIE_SUBJECT, METRICS_OFF_SUBJECT, PROXY_SUBJECT } from "./goals";
 
 type Output = Pick<BenchContext, "log" | "progress" | "note" | "check">;
 
@@ -194,7 +194,7 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
       progress("requests: deploying the busybox app on dockerd");
       app = await deployApp(base, ours.port, secrets.OPERATOR_TOKEN, forge.url, forgeRoot, engine.url);
       pairs.push({
-        subject: "App through the proxy (busybox httpd)",
+        subject: PROXY_SUBJECT,
         ours: { url: `${base}/`, headers: { Host: app.host } },
         floor: { url: `${floorBase}/proxy`, headers: { "X-Upstream": app.instanceUrl } },
         floorName: "trivial Worker /proxy, one fetch to the same container",
@@ -280,7 +280,7 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
     // METRICS_COLLECTION off, on the same state and port, each run against the floor in turns as
     // before, so the two are compared through their ratios to the floor (the goal line).
     // Left out of --quick: it restarts the control plane.
-    const appPair = options.quick ? undefined : pairs.find((p) => p.subject.startsWith("App through the proxy (busybox"));
+    const appPair = options.quick ? undefined : pairs.find((p) => p.subject === PROXY_SUBJECT);
     if (appPair) {
       progress("requests: restarting the control plane with metrics collection off");
       await ours.stop();
