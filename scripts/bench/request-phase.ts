@@ -17,17 +17,16 @@
  *   p50 against our own `/healthz` under the same load, and the trivial one as the floor.
  */
 import { execFile } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { randomBytes } from "node:crypto";
-import { createRepository, startDevForge } from "../dev-forge";
+import { startDevForge } from "../dev-forge";
 import { dockerSocketAvailable, startDockerForwarder } from "../lib/docker-forwarder";
 import { type DevServer, generateSecrets, startDevServer } from "../lib/dev-server";
-import { creditAccount } from "../lib/seed";
 import { RECORD_KEEP_MS } from "../../src/exports/record-keep";
-import { type AppJson, PLAN, Session, appFiles, deployThroughWorker, settledOnOne, workerVars } from "./apps";
-import { appContainers, dockerVersion } from "./apps-docker";
+import { workerVars } from "./apps";
+import { dockerVersion } from "./apps-docker";
+import { type BenchApp, benchRepository, deployApp } from "./bench-app";
 import type { BenchContext } from "./context";
 import { startFloorWorker } from "./floor";
 import { type Reply, percentile, runLoad, statusCounts } from "./load";
@@ -35,7 +34,8 @@ import type { BenchOptions } from "./options";
 import { type ResultRow, row, withFloor } from "./report";
 import { type BenchAccount, createAccount, createDatabase, startExport, waitUntilReady } from "./worker-client";
 import { type WrkResult, wrk } from "./wrk";
-import { COOKIE_SUBJECT, METRICS_OFF_SUBJECT, PROXY_SUBJECT } from "./goals";
+import { COOKIE_SUBJECT, PROXY_SUBJECT } from "./goals";
+import { measureMetricsCost, metricsCostTurns } from "./metrics-cost";
 
 type Output = Pick<BenchContext, "log" | "progress" | "note" | "check">;
 
@@ -86,44 +86,6 @@ async function pendingLink(persistTo: string, account: BenchAccount, databaseId:
   return started.url;
 }
 
-/** A CGI of the bench app that sets a cookie for every app under APPS_DOMAIN (localhost here). */
-const COOKIE_CGI = "www/cgi-bin/cookie";
-const COOKIE_SCRIPT = '#!/bin/busybox sh\nprintf "Set-Cookie: seen=1; Path=/; Domain=localhost; HttpOnly\\r\\nContent-Type: text/plain\\r\\n\\r\\nok\\n"\n';
-
-/** The busybox app deployed through the console; its hostname and its container's own address. */
-interface BenchApp {
-  host: string;
-  instanceUrl: string;
-  remove: () => Promise<void>;
-}
-
-async function deployApp(base: string, port: number, operatorToken: string, forgeUrl: string, forgeRoot: string, engineUrl: string): Promise<BenchApp> {
-  const runId = `${Date.now().toString(36)}${randomBytes(2).toString("hex")}`;
-  const files = { ...appFiles(readFileSync("/bin/busybox")), [COOKIE_CGI]: COOKIE_SCRIPT };
-  const repo = await createRepository(forgeRoot, "bench", "httpd", files, {
-    forgeUrl,
-    modes: { busybox: 0o755, [COOKIE_CGI]: 0o755 },
-    message: "busybox httpd app",
-  });
-  const session = new Session(base);
-  const email = `bench-floor-${runId}@example.com`;
-  await session.json("POST", "/console/api/signup", { email, password: "bench-password-1" });
-  await creditAccount(base, operatorToken, email, 100_000, "Benchmark credit");
-  const app = await session.json<AppJson>("POST", "/console/api/apps", { name: "Bench httpd", repository: repo, subdomain: `floor-${runId}`, plan: PLAN });
-  const host = `${app.hostname}:${port}`;
-  await deployThroughWorker(session, app, { url: `http://127.0.0.1:${port}/`, host });
-  await settledOnOne(engineUrl, app.id);
-  const running = (await appContainers(engineUrl, app.id)).find((c) => c.state === "running" && c.hostPort);
-  if (!running) throw new Error("the app has no running container with a published port");
-  return {
-    host,
-    instanceUrl: `http://127.0.0.1:${running.hostPort}/`,
-    remove: async () => {
-      await session.json("DELETE", `/console/api/apps/${app.id}`);
-    },
-  };
-}
-
 /** The link on 127.0.0.1, where wrangler listens (the signature covers the path, not the host). */
 const onLoopback = (link: string) => link.replace("//localhost:", "//127.0.0.1:");
 
@@ -170,19 +132,28 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
   const [engine, forge] = docker ? await Promise.all([startDockerForwarder(), startDevForge({ root: forgeRoot, port: 0 })]) : [null, null];
   const secrets = generateSecrets();
   const persistTo = join(dir, "requests-state");
+  const vars = { ...workerVars(engine?.url ?? "", secrets), EXPORT_COOLDOWN_SECONDS: "0" };
+  // The metrics-cost pass (metrics-cost.ts) needs a second control plane with collection off.
+  // Left out of --quick: one more wrangler dev and one more deploy.
+  const metricsPass = engine !== null && !options.quick;
   let ours: DevServer | null = null;
+  let oursOff: DevServer | null = null;
   let floor: DevServer | null = null;
-  let app: BenchApp | null = null;
+  const apps: BenchApp[] = [];
   try {
     progress("requests: starting wrangler dev for the control plane and for the floor Worker");
-    // Side by side; whichever started is stopped below if the other did not.
-    const [oursStart, floorStart] = await Promise.allSettled([
-      startDevServer({ persistTo, vars: { ...workerVars(engine?.url ?? "", secrets), EXPORT_COOLDOWN_SECONDS: "0" } }),
+    // Side by side; whichever started is stopped below if another did not.
+    const launched = await Promise.allSettled([
+      startDevServer({ persistTo, vars }),
       startFloorWorker(join(dir, "floor-state")),
+      metricsPass ? startDevServer({ persistTo: join(dir, "requests-state-metrics-off"), vars: { ...vars, METRICS_COLLECTION: "false" } }) : Promise.resolve(null),
     ]);
+    const [oursStart, floorStart, offStart] = launched;
     ours = oursStart.status === "fulfilled" ? oursStart.value : null;
     floor = floorStart.status === "fulfilled" ? floorStart.value : null;
-    if (!ours || !floor) throw [oursStart, floorStart].flatMap((s) => (s.status === "rejected" ? [s.reason as Error] : []))[0];
+    oursOff = offStart.status === "fulfilled" ? offStart.value : null;
+    const failed = launched.flatMap((s) => (s.status === "rejected" ? [s.reason as Error] : []));
+    if (failed.length > 0 || !ours || !floor) throw failed[0];
     const base = `http://127.0.0.1:${ours.port}`;
     const floorBase = `http://127.0.0.1:${floor.port}`;
     const account = await createAccount(ours.url, "bench-requests@example.com");
@@ -190,9 +161,12 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
     const pairs: Pair[] = [
       { subject: "/healthz", ours: { url: `${base}/healthz` }, floor: { url: `${floorBase}/healthz` }, floorName: "trivial Worker /healthz", expect: "2xx" },
     ];
+    let repository: string | null = null;
     if (engine && forge) {
       progress("requests: deploying the busybox app on dockerd");
-      app = await deployApp(base, ours.port, secrets.OPERATOR_TOKEN, forge.url, forgeRoot, engine.url);
+      repository = await benchRepository(forgeRoot, forge.url);
+      const app = await deployApp({ base, port: ours.port, operatorToken: secrets.OPERATOR_TOKEN }, repository, engine.url);
+      apps.push(app);
       pairs.push({
         subject: PROXY_SUBJECT,
         ours: { url: `${base}/`, headers: { Host: app.host } },
@@ -276,21 +250,19 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
         floorHealthz,
       ),
     );
-    // What counting an app's requests costs (docs/metrics.md): the same proxy rows again with
-    // METRICS_COLLECTION off, on the same state and port, each run against the floor in turns as
-    // before, so the two are compared through their ratios to the floor (the goal line).
-    // Left out of --quick: it restarts the control plane.
-    const appPair = options.quick ? undefined : pairs.find((p) => p.subject === PROXY_SUBJECT);
-    if (appPair) {
-      progress("requests: restarting the control plane with metrics collection off");
-      await ours.stop();
-      ours = await startDevServer({ persistTo, port: ours.port, vars: { ...workerVars(engine?.url ?? "", secrets), EXPORT_COOLDOWN_SECONDS: "0", METRICS_COLLECTION: "false" } });
-      await wrk({ ...appPair.ours, connections: options.wrkConnections, seconds: 1 });
-      rows.push(...(await measurePair(options, { ...appPair, subject: METRICS_OFF_SUBJECT }, out)));
+    // What counting an app's requests costs (docs/metrics.md): the same app on a second control
+    // plane with METRICS_COLLECTION off, both loaded in turns in one pass (metrics-cost.ts).
+    if (oursOff && engine && repository) {
+      progress("requests: deploying the same app on the control plane with metrics collection off");
+      const offApp = await deployApp({ base: `http://127.0.0.1:${oursOff.port}`, port: oursOff.port, operatorToken: secrets.OPERATOR_TOKEN }, repository, engine.url);
+      apps.push(offApp);
+      const on = { url: `${base}/`, host: apps[0]!.host };
+      const off = { url: `http://127.0.0.1:${oursOff.port}/`, host: offApp.host };
+      rows.push(...(await measureMetricsCost(on, off, metricsCostTurns(options.runs), { connections, seconds }, out)));
     }
     return rows;
   } finally {
-    if (app) await app.remove().catch((err: Error) => note(`The bench app's Delete failed: ${err.message}`));
-    await Promise.allSettled([ours?.stop(), floor?.stop(), engine?.close(), forge?.close()]);
+    for (const app of apps) await app.remove().catch((err: Error) => note(`The bench app's Delete failed: ${err.message}`));
+    await Promise.allSettled([ours?.stop(), oursOff?.stop(), floor?.stop(), engine?.close(), forge?.close()]);
   }
 }
