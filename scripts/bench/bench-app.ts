@@ -9,16 +9,21 @@ import { creditAccount } from "../lib/seed";
 import { type AppJson, PLAN, Session, appFiles, deployThroughWorker, settledOnOne } from "./apps";
 import { appContainers } from "./apps-docker";
 
-/** A CGI of the bench app that sets a cookie for every app under APPS_DOMAIN (localhost here). */
+/**
+ * Two CGIs of the bench app, the same but for one header: `cookie` sets a cookie for every app
+ * under APPS_DOMAIN (localhost here), which the proxy's cookie rule rewrites; `plain` sets none.
+ */
 const COOKIE_CGI = "www/cgi-bin/cookie";
 const COOKIE_SCRIPT = '#!/bin/busybox sh\nprintf "Set-Cookie: seen=1; Path=/; Domain=localhost; HttpOnly\\r\\nContent-Type: text/plain\\r\\n\\r\\nok\\n"\n';
+const PLAIN_CGI = "www/cgi-bin/plain";
+const PLAIN_SCRIPT = '#!/bin/busybox sh\nprintf "Content-Type: text/plain\\r\\n\\r\\nok\\n"\n';
 
-/** The app's repository (the static page, busybox, and the cookie CGI) on the forge; its clone URL. */
+/** The app's repository (the static page, busybox, and the two CGIs) on the forge; its clone URL. */
 export async function benchRepository(forgeRoot: string, forgeUrl: string): Promise<string> {
-  const files = { ...appFiles(readFileSync("/bin/busybox")), [COOKIE_CGI]: COOKIE_SCRIPT };
+  const files = { ...appFiles(readFileSync("/bin/busybox")), [COOKIE_CGI]: COOKIE_SCRIPT, [PLAIN_CGI]: PLAIN_SCRIPT };
   return createRepository(forgeRoot, "bench", "httpd", files, {
     forgeUrl,
-    modes: { busybox: 0o755, [COOKIE_CGI]: 0o755 },
+    modes: { busybox: 0o755, [COOKIE_CGI]: 0o755, [PLAIN_CGI]: 0o755 },
     message: "busybox httpd app",
   });
 }

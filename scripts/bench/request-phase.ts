@@ -8,13 +8,16 @@
  *   against the trivial Worker's `/proxy`, which makes one `fetch` to the same container;
  * - the same app answering with `Set-Cookie: ...; Domain=localhost` (a CGI), which the proxy's
  *   cookie rule (README, "What we enforce") rewrites to host-only and the trivial `/proxy` passes as it
- *   is: the rule's cost, read against the plain row's ratio to the floor (the goal line);
+ *   is;
  * - a poll of a signed download link while the export is pending (503) and once it is ready (200,
  *   a small archive), against the trivial `/healthz`; the ready poll also against the trivial
  *   Worker's `GET /object`, one R2 read of the same archive (not a goal row: it shows what the
  *   local R2 emulation costs);
  * - start export under 50 clients (Node's closed loop: each start needs a database of its own),
- *   p50 against our own `/healthz` under the same load, and the trivial one as the floor.
+ *   p50 against our own `/healthz` under the same load, and the trivial one as the floor;
+ * - then two comparisons in turns, in one pass each (in-turns.ts), which the cookie-rule and
+ *   metrics-cost goals read: the cookie CGI against the same CGI without the cookie, and the app on
+ *   this control plane against the same app on a second one with `METRICS_COLLECTION=false`.
  */
 import { execFile } from "node:child_process";
 import { readdirSync } from "node:fs";
@@ -34,8 +37,8 @@ import type { BenchOptions } from "./options";
 import { type ResultRow, row, withFloor } from "./report";
 import { type BenchAccount, createAccount, createDatabase, startExport, waitUntilReady } from "./worker-client";
 import { type WrkResult, wrk } from "./wrk";
-import { COOKIE_SUBJECT, PROXY_SUBJECT } from "./goals";
-import { measureMetricsCost, metricsCostTurns } from "./metrics-cost";
+import { COOKIE_COST_SUBJECT, COOKIE_SUBJECT, METRICS_COST_SUBJECT, PROXY_SUBJECT } from "./goals";
+import { measureInTurns, pairsOfTurns } from "./in-turns";
 
 type Output = Pick<BenchContext, "log" | "progress" | "note" | "check">;
 
@@ -133,7 +136,7 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
   const secrets = generateSecrets();
   const persistTo = join(dir, "requests-state");
   const vars = { ...workerVars(engine?.url ?? "", secrets), EXPORT_COOLDOWN_SECONDS: "0" };
-  // The metrics-cost pass (metrics-cost.ts) needs a second control plane with collection off.
+  // The metrics-cost pass (in-turns.ts) needs a second control plane with collection off.
   // Left out of --quick: one more wrangler dev and one more deploy.
   const metricsPass = engine !== null && !options.quick;
   let ours: DevServer | null = null;
@@ -250,15 +253,25 @@ export async function measureRequests(options: BenchOptions, dir: string, out: O
         floorHealthz,
       ),
     );
+    const turns = pairsOfTurns(options.runs);
+    const app = apps[0];
+    // What the cookie rule costs (README, "What we enforce"): the cookie CGI against the same CGI
+    // without the cookie, both through the proxy, in turns in one pass (in-turns.ts).
+    if (app) {
+      const cgi = (name: string) => ({ url: `${base}/cgi-bin/${name}`, host: app.host });
+      const bName = "the same CGI without the cookie, through the proxy, in turns";
+      rows.push(...(await measureInTurns({ subject: COOKIE_COST_SUBJECT, a: cgi("cookie"), b: cgi("plain"), bName, pairs: turns, wrk: { connections, seconds } }, out)));
+    }
     // What counting an app's requests costs (docs/metrics.md): the same app on a second control
-    // plane with METRICS_COLLECTION off, both loaded in turns in one pass (metrics-cost.ts).
-    if (oursOff && engine && repository) {
+    // plane with METRICS_COLLECTION off, both loaded in turns in one pass (in-turns.ts).
+    if (oursOff && engine && repository && app) {
       progress("requests: deploying the same app on the control plane with metrics collection off");
       const offApp = await deployApp({ base: `http://127.0.0.1:${oursOff.port}`, port: oursOff.port, operatorToken: secrets.OPERATOR_TOKEN }, repository, engine.url);
       apps.push(offApp);
-      const on = { url: `${base}/`, host: apps[0]!.host };
+      const on = { url: `${base}/`, host: app.host };
       const off = { url: `http://127.0.0.1:${oursOff.port}/`, host: offApp.host };
-      rows.push(...(await measureMetricsCost(on, off, metricsCostTurns(options.runs), { connections, seconds }, out)));
+      const bName = "the same app on a second control plane with METRICS_COLLECTION=false, in turns";
+      rows.push(...(await measureInTurns({ subject: METRICS_COST_SUBJECT, a: on, b: off, bName, pairs: turns, wrk: { connections, seconds } }, out)));
     }
     return rows;
   } finally {

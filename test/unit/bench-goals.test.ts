@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { METRICS_COST_SUBJECT, judgeGoals } from "../../scripts/bench/goals";
+import { COOKIE_COST_SUBJECT, METRICS_COST_SUBJECT, judgeGoals } from "../../scripts/bench/goals";
 import type { ResultRow, Summary } from "../../scripts/bench/report";
 
 /** The goals of the performance work, judged from a run's rows: met, not met, or not measured. */
@@ -29,6 +29,9 @@ describe("bench goals", () => {
     ["metrics on at 0.95 of off, measured in turns", [row(METRICS_COST_SUBJECT, "requests/s (wrk, 20 connections, 6 turns each)", 0.95, "collection off")], { Metrics: "met" }],
     ["metrics on below 0.95 of off", [row(METRICS_COST_SUBJECT, "requests/s (wrk, 20 connections, 6 turns each)", 0.93, "collection off")], { Metrics: "not met" }],
     ["the p50 row of the pass is not the goal's", [row(METRICS_COST_SUBJECT, "p50, ms (wrk, 20 connections, 6 turns each)", 0.5, "collection off")], { Metrics: "not measured" }],
+    ["cookie rule at 0.95 of the same reply without the cookie", [row(COOKIE_COST_SUBJECT, "requests/s (wrk, 20 connections, 6 turns each)", 0.95, "the same CGI without the cookie")], { Cookie: "met" }],
+    ["cookie rule below 0.95", [row(COOKIE_COST_SUBJECT, "requests/s (wrk, 20 connections, 6 turns each)", 0.94, "the same CGI without the cookie")], { Cookie: "not met" }],
+    ["cookie rule not measured by the cookie row against the floor alone", [requestRow("App through the proxy, a reply setting a cookie for every app (CGI)", 1.0)], { Cookie: "not measured" }],
     ["metrics off not measured", [requestRow("App through the proxy (busybox httpd)", 0.95)], { Metrics: "not measured" }],
     ["isolate within 64 MB at small sizes only", [row("Isolate 16 MB", "Worker isolate peak during export, JS heap + ArrayBuffers, MB", 1, "goal", s(40))], { Worker: "not measured" }],
   ] as [string, ResultRow[], Record<string, string>][])("%s", (_name, rows, expected) => {
