@@ -3,7 +3,7 @@ import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { database } from "../db/client";
 import { type DeployKind, apps, deploys } from "../db/schema";
 import type { Instance } from "../runtime/types";
-import type { HealthRecord } from "./health";
+import type { HealthCheckSettings, HealthRecord } from "./health";
 import type { PlanId } from "./plans";
 import { type NewRetireRow, retireRowStatement } from "./retire-ledger";
 import { type AppRow, DEPLOY_RUNNING, type DeployRow, runsInstance } from "./store";
@@ -102,9 +102,14 @@ export async function recordRestart(env: Env, appId: string, instance: Instance,
     .where(eq(apps.id, appId));
 }
 
-/** What the periodic check found, only while the app still runs the instance checked. True when written. */
-export async function recordHealth(env: Env, appId: string, instanceId: string | null, health: HealthRecord | null): Promise<boolean> {
-  const rows = await database(env).update(apps).set({ health }).where(runningWhere(appId, instanceId)).returning({ id: apps.id });
+/**
+ * What the periodic check found, only while the app still runs the instance checked with the
+ * check it was measured with: a verdict on the old path that ends after a PATCH saved a new one
+ * (which starts the count afresh) is dropped. True when written.
+ */
+export async function recordHealth(env: Env, appId: string, instanceId: string | null, health: HealthRecord | null, checkedWith: HealthCheckSettings | null): Promise<boolean> {
+  const sameCheck = checkedWith === null ? isNull(apps.healthCheck) : eq(apps.healthCheck, checkedWith);
+  const rows = await database(env).update(apps).set({ health }).where(and(runningWhere(appId, instanceId), sameCheck)).returning({ id: apps.id });
   return rows.length === 1;
 }
 

@@ -42,8 +42,8 @@ export async function checkAppHealth(env: Env, app: AppRow, now: number, restart
   }
 }
 
-/** Writes the record when it changed, only while the app still runs the instance checked. */
+/** Writes the record when it changed, only while the app still runs the instance checked, with the same check. */
 async function save(env: Env, app: AppRow, record: HealthRecord | null): Promise<void> {
   if (JSON.stringify(record) === JSON.stringify(app.health)) return;
-  await recordHealth(env, app.id, app.instanceId, record);
+  await recordHealth(env, app.id, app.instanceId, record, app.healthCheck);
 }

@@ -2,6 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { appController } from "../../src/apps/app-controller";
+import { checkAppHealth } from "../../src/apps/health-check";
 import { launchInstance, liveSpec } from "../../src/apps/launch";
 import { getApp } from "../../src/apps/store";
 import { runtimeFor } from "../../src/runtime";
@@ -150,6 +151,29 @@ describe("the periodic check", () => {
     await firstCheck(app.id);
     await controller.tick(t0 + 120 * SECOND);
     expect((await client.json<HealthJson>("GET", `/console/api/apps/${app.id}`)).health).toMatchObject({ state: "healthy" });
+  }, 60_000);
+
+  it("a check that began on the old path and ends after a PATCH saved a new one records nothing", async () => {
+    const { client, app } = await deployedApp();
+    await firstCheck(app.id);
+    // The app as the first check after going live reads it: no verdict yet, so a 200 would write one.
+    const before = { ...(await getApp(env, app.id))!, health: null };
+    let answer: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    // The probe of the old path answers 200 only once the PATCH below has been saved.
+    const slowOk: typeof fetch = async () => {
+      await answered;
+      return new Response("up", { status: 200 });
+    };
+    const check = checkAppHealth(env, before, Date.now(), async () => ({ outcome: "done" as const }), { fetch: slowOk });
+    await client.json("PATCH", `/console/api/apps/${app.id}`, { health_check: { path: "/cgi-bin/down", expect: "2xx-3xx", grace_seconds: 0 } });
+    await firstCheck(app.id);
+    const afterPatch = (await getApp(env, app.id))!.health;
+    answer();
+    await check;
+    // The new path's own verdict stands; the old path's 200 did not overwrite it.
+    expect((await getApp(env, app.id))!.health).toEqual(afterPatch);
+    expect(afterPatch).toMatchObject({ failures: 1, state: "unknown" });
   }, 60_000);
 
   it("a restart refused while another change is in flight waits for the next check", async () => {
