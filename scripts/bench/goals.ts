@@ -88,29 +88,38 @@ export function judgeGoals(rows: ResultRow[]): GoalLine[] {
 }
 
 /**
- * docs/metrics.md: the proxy with metrics collection on at 0.95 or more of the same build with it
- * off, both measured in one pass, in turns (in-turns.ts): the row's ratio of the medians.
+ * A goal read from a pass in turns (in-turns.ts): its requests/s row's ratio of the medians, side
+ * `a` against side `b`, at 0.95 or more.
  */
-function metricsCostGoal(rows: ResultRow[]): GoalLine {
-  const goal = "Metrics collection on: the app through the proxy at 0.95 or more of its requests/s with collection off";
-  const found = rows.find((r) => r.subject === METRICS_COST_SUBJECT && r.metric.startsWith("requests/s"));
-  if (!found) return { goal, verdict: "not measured", detail: "needs dockerd and /bin/busybox (`npm run bench` or `--floor`, not `--quick`)" };
-  const detail = `${fixed(found.ratio)} (on ${found.worker.median.toFixed(0)} requests/s, off ${found.baseline.median.toFixed(0)})`;
+function inTurnsGoal(rows: ResultRow[], goal: string, subject: string, sides: [string, string], missing: string): GoalLine {
+  const found = rows.find((r) => r.subject === subject && r.metric.startsWith("requests/s"));
+  if (!found) return { goal, verdict: "not measured", detail: missing };
+  const detail = `${fixed(found.ratio)} (${sides[0]} ${found.worker.median.toFixed(0)} requests/s, ${sides[1]} ${found.baseline.median.toFixed(0)})`;
   return { goal, verdict: found.ratio >= 0.95 ? "met" : "not met", detail };
 }
 
+/** docs/metrics.md: the proxy with metrics collection on at 0.95 or more of the same build with it off. */
+const metricsCostGoal = (rows: ResultRow[]) =>
+  inTurnsGoal(
+    rows,
+    "Metrics collection on: the app through the proxy at 0.95 or more of its requests/s with collection off",
+    METRICS_COST_SUBJECT,
+    ["on", "off"],
+    "needs dockerd and /bin/busybox (`npm run bench` or `--floor`, not `--quick`)",
+  );
+
 /**
  * README, "What we enforce" (cookies stay with their app): the proxy's cookie rule costs no request
- * rate beyond noise. The CGI whose cookie the rule rewrites at 0.95 or more of the same CGI without
- * the cookie, both through the proxy, measured in turns in one pass: the row's ratio of the medians.
+ * rate beyond noise: the CGI whose cookie the rule rewrites against the same CGI without the cookie.
  */
-function cookieRuleGoal(rows: ResultRow[]): GoalLine {
-  const goal = "Cookie rule: a reply whose cookie the proxy rewrites at 0.95 or more of the same reply without the cookie";
-  const found = rows.find((r) => r.subject === COOKIE_COST_SUBJECT && r.metric.startsWith("requests/s"));
-  if (!found) return { goal, verdict: "not measured", detail: "needs dockerd and /bin/busybox (`npm run bench` or `--floor`)" };
-  const detail = `${fixed(found.ratio)} (with the cookie ${found.worker.median.toFixed(0)} requests/s, without ${found.baseline.median.toFixed(0)})`;
-  return { goal, verdict: found.ratio >= 0.95 ? "met" : "not met", detail };
-}
+const cookieRuleGoal = (rows: ResultRow[]) =>
+  inTurnsGoal(
+    rows,
+    "Cookie rule: a reply whose cookie the proxy rewrites at 0.95 or more of the same reply without the cookie",
+    COOKIE_COST_SUBJECT,
+    ["with the cookie", "without"],
+    "needs dockerd and /bin/busybox (`npm run bench` or `--floor`)",
+  );
 
 /** The goal lines as printed under the table. */
 export function renderGoals(goals: GoalLine[]): string[] {
